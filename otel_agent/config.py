@@ -1,0 +1,144 @@
+"""Every setting of the receiver, in one table: command-line flag > ``OTEL_AGENT_*`` environment variable >
+default. The CLI builds its options from this table and a test checks the README documents each row."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_agent.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    type: type
+    help: str
+    is_flag: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return "OTEL_AGENT_" + self.name.upper()
+
+
+MiB = 1024 * 1024
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("db", "./otel_agent.duckdb", str, "DuckDB file to write (created if missing)."),
+    Setting("grpc_endpoint", "127.0.0.1:4317", str, "host:port for OTLP/gRPC and the gRPC API."),
+    Setting("http_endpoint", "127.0.0.1:4318", str, "host:port for OTLP/HTTP, the HTTP API and /healthz."),
+    Setting("max_message_bytes", 16 * MiB, int, "Largest request accepted, on the wire and after gzip."),
+    Setting(
+        "queue_max_bytes",
+        64 * MiB,
+        int,
+        "Bound on in-flight request bytes (decoding, queued, committing); beyond it: 429 / RESOURCE_EXHAUSTED.",
+    ),
+    Setting("batch_max_items", 50_000, int, "Most spans/records/points one group commit takes."),
+    Setting(
+        "batch_timeout_ms", 0, int, "How long the writer waits to grow a group commit (0: commit at once)."
+    ),
+    Setting(
+        "decode_workers", 2, int, "Worker processes that decode OTLP (0: decode in the request threads)."
+    ),
+    Setting("tokens_file", None, str, "JSON file of bearer tokens → principal and roles; enables auth."),
+    Setting("insecure", False, bool, "Allow binding a non-loopback address without a tokens file.", True),
+    Setting("redaction_rules", None, str, "JSON file of redaction rules (regex → drop | hash | keep)."),
+    Setting(
+        "no_default_redaction",
+        False,
+        bool,
+        "Do not apply the default rules that drop credential-like keys.",
+        True,
+    ),
+    Setting("query_max_rows", 10_000, int, "Row cap of the read-only query API."),
+    Setting("query_timeout_s", 10.0, float, "Time limit in seconds of the read-only query API."),
+    Setting(
+        "checkpoint_threshold", "256MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."
+    ),
+    Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
+    Setting("log_level", "info", str, "debug, info, warning or error."),
+)
+
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass
+class ReceiverConfig:
+    db: str = BY_NAME["db"].default
+    grpc_endpoint: str = BY_NAME["grpc_endpoint"].default
+    http_endpoint: str = BY_NAME["http_endpoint"].default
+    max_message_bytes: int = BY_NAME["max_message_bytes"].default
+    queue_max_bytes: int = BY_NAME["queue_max_bytes"].default
+    batch_max_items: int = BY_NAME["batch_max_items"].default
+    batch_timeout_ms: int = BY_NAME["batch_timeout_ms"].default
+    decode_workers: int = BY_NAME["decode_workers"].default
+    tokens_file: str | None = None
+    insecure: bool = False
+    redaction_rules: str | None = None
+    no_default_redaction: bool = False
+    query_max_rows: int = BY_NAME["query_max_rows"].default
+    query_timeout_s: float = BY_NAME["query_timeout_s"].default
+    checkpoint_threshold: str = BY_NAME["checkpoint_threshold"].default
+    memory_limit: str = BY_NAME["memory_limit"].default
+    log_level: str = BY_NAME["log_level"].default
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def resolve(cls, **given: Any) -> ReceiverConfig:
+        """Argument (when not None) > ``OTEL_AGENT_*`` env var > default."""
+        values: dict[str, Any] = {}
+        for s in SETTINGS:
+            value = given.get(s.name)
+            if value is None:
+                raw = os.environ.get(s.env)
+                value = _parse(s, raw) if raw not in (None, "") else s.default
+            values[s.name] = value
+        config = cls(**values)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        for name in ("max_message_bytes", "queue_max_bytes", "batch_max_items"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive")
+        if self.decode_workers < 0:
+            raise ConfigError("decode_workers must be 0 or more")
+        if not self.tokens_file and not self.insecure:
+            for name in ("grpc_endpoint", "http_endpoint"):
+                host = host_of(getattr(self, name))
+                if not is_loopback(host):
+                    raise ConfigError(
+                        f"{name} {getattr(self, name)} is not a loopback address: "
+                        "give --tokens-file to require authentication, or --insecure to serve it open"
+                    )
+
+
+def _parse(s: Setting, raw: str) -> Any:
+    if s.type is bool:
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    try:
+        return s.type(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{s.env}={raw!r}: expected {s.type.__name__}") from exc
+
+
+def host_of(endpoint: str) -> str:
+    host, _, _ = endpoint.rpartition(":")
+    return host.strip("[]")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

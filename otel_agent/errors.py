@@ -1,0 +1,100 @@
+"""Exception classes and the one table that maps them to gRPC codes and HTTP statuses.
+
+Modelled on the Collector's otlpreceiver: transports never decide status codes themselves; they raise or
+catch one of these and look the answer up here, so gRPC and HTTP always agree on what is retryable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+
+
+class OtelAgentError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class InvalidPayloadError(OtelAgentError):
+    """The request body cannot be decoded, or every item in it is invalid (permanent: 400)."""
+
+
+class PayloadTooLargeError(OtelAgentError):
+    """The body, compressed or after decompression, is larger than the configured limit (413)."""
+
+
+class UnsupportedMediaTypeError(OtelAgentError):
+    """Content-Type or Content-Encoding the receiver does not speak (415)."""
+
+
+class QueueFullError(OtelAgentError):
+    """In-flight data is at its bound; the client should retry later (429 / RESOURCE_EXHAUSTED)."""
+
+
+class ShuttingDownError(OtelAgentError):
+    """The receiver is stopping and accepts nothing new (503 / UNAVAILABLE)."""
+
+
+class StorageError(OtelAgentError):
+    """The commit to DuckDB failed; nothing of the request was acknowledged (503 / UNAVAILABLE)."""
+
+
+class UnauthenticatedError(OtelAgentError):
+    """No bearer token, or one the tokens file does not know (401)."""
+
+
+class PermissionDeniedError(OtelAgentError):
+    """The token is valid but its principal lacks the role the call needs (403)."""
+
+
+class QueryRejectedError(OtelAgentError):
+    """A read-only query was refused: not a read statement, or it touches files or settings (400)."""
+
+
+class QueryTimeoutError(OtelAgentError):
+    """A read-only query ran past its time limit and was interrupted (504-like; reported as 408)."""
+
+
+class SchemaVersionError(OtelAgentError):
+    """The DuckDB file was written by another schema version of otel_agent."""
+
+
+class ConfigError(OtelAgentError):
+    """A setting has a value that cannot be used."""
+
+
+class NotFoundError(OtelAgentError):
+    """A referenced record (review target, artifact, run) does not exist."""
+
+
+@dataclass(frozen=True)
+class StatusMapping:
+    grpc_code: grpc.StatusCode
+    http_status: int
+    retryable: bool
+
+
+_MAPPING: dict[type[OtelAgentError], StatusMapping] = {
+    InvalidPayloadError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 400, False),
+    PayloadTooLargeError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 413, False),
+    UnsupportedMediaTypeError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 415, False),
+    QueryRejectedError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 400, False),
+    NotFoundError: StatusMapping(grpc.StatusCode.NOT_FOUND, 404, False),
+    QueryTimeoutError: StatusMapping(grpc.StatusCode.DEADLINE_EXCEEDED, 408, False),
+    QueueFullError: StatusMapping(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, True),
+    ShuttingDownError: StatusMapping(grpc.StatusCode.UNAVAILABLE, 503, True),
+    StorageError: StatusMapping(grpc.StatusCode.UNAVAILABLE, 503, True),
+    UnauthenticatedError: StatusMapping(grpc.StatusCode.UNAUTHENTICATED, 401, False),
+    PermissionDeniedError: StatusMapping(grpc.StatusCode.PERMISSION_DENIED, 403, False),
+}
+
+_INTERNAL = StatusMapping(grpc.StatusCode.INTERNAL, 500, False)
+
+
+def status_for(error: BaseException) -> StatusMapping:
+    """The gRPC code, HTTP status and retryability of an error (unknown errors are INTERNAL / 500)."""
+    for cls in type(error).__mro__:
+        mapping = _MAPPING.get(cls)  # type: ignore[arg-type]
+        if mapping is not None:
+            return mapping
+    return _INTERNAL

@@ -1,0 +1,113 @@
+"""Pieces every signal's fold shares: attribute lists to JSON, resource and scope columns, id checks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from otel_agent.fold.anyvalue import plain
+from otel_agent.fold.redact import Redactor
+
+_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+
+EMPTY_OBJECT = "{}"
+
+
+def attrs_json(kvs: Any, redactor: Redactor) -> str:
+    """A repeated ``KeyValue`` field as a JSON object string, after redaction."""
+    if not kvs:
+        return EMPTY_OBJECT
+    d = {kv.key: plain(kv.value) for kv in kvs}
+    return _dumps(redactor.apply(d))
+
+
+def to_json(value: Any) -> str:
+    return _dumps(value)
+
+
+@dataclass
+class ResourceInfo:
+    service_name: str | None
+    attributes: str
+    dropped: int
+    entity_refs: str | None
+    schema_url: str
+
+
+def resource_info(resource_container: Any, redactor: Redactor) -> ResourceInfo:
+    res = resource_container.resource
+    service_name = None
+    for kv in res.attributes:
+        if kv.key == "service.name":
+            service_name = plain(kv.value)
+            if not isinstance(service_name, str):
+                service_name = None if service_name is None else str(service_name)
+            break
+    entity_refs = None
+    if len(res.entity_refs):
+        entity_refs = to_json(
+            [
+                {
+                    "schema_url": e.schema_url,
+                    "type": e.type,
+                    "id_keys": list(e.id_keys),
+                    "description_keys": list(e.description_keys),
+                }
+                for e in res.entity_refs
+            ]
+        )
+    return ResourceInfo(
+        service_name=service_name,
+        attributes=attrs_json(res.attributes, redactor),
+        dropped=res.dropped_attributes_count,
+        entity_refs=entity_refs,
+        schema_url=resource_container.schema_url,
+    )
+
+
+def resource_scope(res: ResourceInfo, scope_container: Any, redactor: Redactor) -> tuple[Any, ...]:
+    """The values of ``RESOURCE_SCOPE_COLUMNS`` for every row of one ScopeSpans/ScopeLogs/ScopeMetrics."""
+    scope = scope_container.scope
+    return (
+        res.service_name,
+        res.attributes,
+        res.dropped,
+        res.entity_refs,
+        res.schema_url,
+        scope.name,
+        scope.version,
+        attrs_json(scope.attributes, redactor),
+        scope.dropped_attributes_count,
+        scope_container.schema_url,
+    )
+
+
+RESOURCE_SCOPE_COLUMNS = (
+    "service_name",
+    "resource_attributes",
+    "resource_dropped_attributes_count",
+    "resource_entity_refs",
+    "resource_schema_url",
+    "scope_name",
+    "scope_version",
+    "scope_attributes",
+    "scope_dropped_attributes_count",
+    "scope_schema_url",
+)
+
+
+def id_hex(raw: bytes, size: int) -> str | None:
+    """Lowercase hex of an id of exactly ``size`` bytes and not all zeros; None when invalid."""
+    if len(raw) != size or not any(raw):
+        return None
+    return raw.hex()
+
+
+def optional_id_hex(raw: bytes, size: int) -> tuple[bool, str | None]:
+    """(valid, hex-or-None) for an id that may be absent (empty or all zeros means absent)."""
+    if not raw:
+        return True, None
+    if len(raw) != size:
+        return False, None
+    return True, (raw.hex() if any(raw) else None)

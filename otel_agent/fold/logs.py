@@ -1,0 +1,81 @@
+"""ExportLogsServiceRequest → ``logs`` Arrow table."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+from otel_agent.errors import InvalidPayloadError
+from otel_agent.fold.anyvalue import plain
+from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
+from otel_agent.fold.common import attrs_json, resource_info, resource_scope, to_json
+from otel_agent.fold.redact import Redactor
+
+LOGS_SCHEMA = pa.schema(
+    [
+        pa.field("time", pa.timestamp("ns")),
+        pa.field("observed_time", pa.timestamp("ns")),
+        pa.field("trace_id", pa.string()),
+        pa.field("span_id", pa.string()),
+        pa.field("flags", pa.uint32()),
+        pa.field("severity_number", pa.int32()),
+        pa.field("severity_text", pa.string()),
+        pa.field("event_name", pa.string()),
+        pa.field("body", pa.string()),
+        pa.field("attributes", pa.string()),
+        pa.field("dropped_attributes_count", pa.uint32()),
+        *RESOURCE_SCOPE_FIELDS,
+        pa.field("content_hash", pa.string()),
+        *INGEST_FIELDS,
+    ]
+)
+
+_RS = [f.name for f in RESOURCE_SCOPE_FIELDS]
+
+
+def _optional_id(raw: bytes, size: int, what: str, index: int) -> str | None:
+    if not raw:
+        return None
+    if len(raw) != size:
+        raise InvalidPayloadError(f"log record {index}: {what} must be {size} bytes (got {len(raw)})")
+    return raw.hex() if any(raw) else None
+
+
+def fold_logs(
+    request: ExportLogsServiceRequest, redactor: Redactor, principal: str | None, received_at_us: int
+) -> FoldedBatch:
+    cols: dict[str, list] = {name: [] for name in LOGS_SCHEMA.names}
+    items = 0
+    for rl in request.resource_logs:
+        res = resource_info(rl, redactor)
+        res_bytes = rl.resource.SerializeToString(deterministic=True)
+        for sl in rl.scope_logs:
+            scope_bytes = sl.scope.SerializeToString(deterministic=True)
+            n = 0
+            for rec in sl.log_records:
+                cols["trace_id"].append(_optional_id(rec.trace_id, 16, "trace_id", items))
+                cols["span_id"].append(_optional_id(rec.span_id, 8, "span_id", items))
+                items += 1
+                n += 1
+                cols["time"].append(rec.time_unix_nano)
+                cols["observed_time"].append(rec.observed_time_unix_nano)
+                cols["flags"].append(rec.flags)
+                cols["severity_number"].append(rec.severity_number)
+                cols["severity_text"].append(rec.severity_text)
+                cols["event_name"].append(rec.event_name)
+                cols["body"].append(to_json(plain(rec.body)) if rec.HasField("body") else None)
+                cols["attributes"].append(attrs_json(rec.attributes, redactor))
+                cols["dropped_attributes_count"].append(rec.dropped_attributes_count)
+                digest = hashlib.md5(res_bytes, usedforsecurity=False)
+                digest.update(scope_bytes)
+                digest.update(rec.SerializeToString(deterministic=True))
+                cols["content_hash"].append(digest.hexdigest())
+            if n:
+                for name, value in zip(_RS, resource_scope(res, sl, redactor), strict=True):
+                    cols[name].extend([value] * n)
+    n = len(cols["time"])
+    cols["principal"] = [principal] * n
+    cols["received_at"] = [received_at_us] * n
+    return FoldedBatch(signal="logs", tables={"logs": table(cols, LOGS_SCHEMA)}, items=items)

@@ -1,0 +1,83 @@
+"""Where decoding runs: in the caller's thread, or in a pool of worker processes.
+
+Folding OTLP into columns is pure-Python work bound by the GIL (REFERENCE §6: the hot spot). In the
+receiver, worker processes do it so that it runs beside the gRPC/HTTP threads and DuckDB's commit instead
+of taking turns with them; the embedded exporter decodes inline. Both call the same ``decode_payload``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Protocol
+
+from otel_agent.fold.batch import FoldedBatch
+from otel_agent.fold.decode import decode_payload
+from otel_agent.fold.redact import Redactor, Rule
+
+
+class Decoder(Protocol):
+    def submit(self, signal: str, fmt: str, payload: bytes, principal: str | None) -> Future[FoldedBatch]: ...
+
+    def close(self) -> None: ...
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
+class InlineDecoder:
+    """Decodes in the calling thread; the returned future is already done."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.redactor = Redactor(rules)
+
+    def submit(self, signal: str, fmt: str, payload: bytes, principal: str | None) -> Future[FoldedBatch]:
+        fut: Future[FoldedBatch] = Future()
+        try:
+            fut.set_result(decode_payload(signal, fmt, payload, self.redactor, principal, _now_us()))
+        except BaseException as exc:  # delivered to the caller through the future
+            fut.set_exception(exc)
+        return fut
+
+    def close(self) -> None:
+        pass
+
+
+_worker_redactor: Redactor | None = None
+
+
+def _init_worker(rules: tuple[Rule, ...]) -> None:
+    global _worker_redactor
+    _worker_redactor = Redactor(rules)
+
+
+def _decode_in_worker(
+    signal: str, fmt: str, payload: bytes, principal: str | None, at_us: int
+) -> FoldedBatch:
+    assert _worker_redactor is not None
+    return decode_payload(signal, fmt, payload, _worker_redactor, principal, at_us)
+
+
+class ProcessDecoder:
+    """Decodes in ``workers`` spawned processes (spawn, not fork: the parent runs gRPC threads)."""
+
+    def __init__(self, rules: tuple[Rule, ...], workers: int) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(rules,)
+        )
+        # Start the workers now, not on the first request.
+        for f in [self.pool.submit(_init_worker, rules) for _ in range(workers)]:
+            f.result()
+
+    def submit(self, signal: str, fmt: str, payload: bytes, principal: str | None) -> Future[FoldedBatch]:
+        return self.pool.submit(_decode_in_worker, signal, fmt, payload, principal, _now_us())
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=False)
+
+
+def make_decoder(rules: tuple[Rule, ...], workers: int) -> Decoder:
+    return ProcessDecoder(rules, workers) if workers > 0 else InlineDecoder(rules)

@@ -1,0 +1,200 @@
+"""The one writer: owns the write connection, commits waiting batches together, acknowledges after COMMIT.
+
+Flow control is by admission: a request reserves its payload size before it is decoded and releases it
+after its commit, so memory held by decoding, queueing and committing is bounded. A request that does not
+fit gets ``QueueFullError`` at once (a retryable reply), never a silent drop.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
+from otel_agent.fold.batch import FoldedBatch
+from otel_agent.fold.logs import LOGS_SCHEMA
+from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
+from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
+from otel_agent.store.sql_files import read_sql
+
+log = logging.getLogger(__name__)
+
+# signal → (SQL file, {incoming table name: schema})
+_SIGNAL_SQL = {
+    "traces": (
+        "spans.sql",
+        {"spans": SPANS_SCHEMA, "span_events": SPAN_EVENTS_SCHEMA, "span_links": SPAN_LINKS_SCHEMA},
+    ),
+    "logs": ("logs.sql", {"logs": LOGS_SCHEMA}),
+    "metrics": ("metric_points.sql", {"metric_points": METRIC_POINTS_SCHEMA}),
+}
+
+
+@dataclass
+class Admission:
+    nbytes: int
+    released: bool = False
+
+
+@dataclass
+class WriterStats:
+    commits: int = 0
+    batches: int = 0
+    items: int = 0
+    failed_commits: int = 0
+
+
+class Writer:
+    """Group-committing writer thread over one DuckDB connection."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        max_inflight_bytes: int,
+        batch_max_items: int = 50_000,
+        batch_timeout_s: float = 0.0,
+    ) -> None:
+        self.con = con
+        self.max_inflight_bytes = max_inflight_bytes
+        self.batch_max_items = batch_max_items
+        self.batch_timeout_s = batch_timeout_s
+        self.stats = WriterStats()
+        self._sql = {signal: read_sql("ingest", name) for signal, (name, _) in _SIGNAL_SQL.items()}
+        self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._inflight = 0
+        self._accepting = True
+        self._thread = threading.Thread(target=self._run, name="otel-agent-writer", daemon=True)
+        self._thread.start()
+
+    # -- admission -------------------------------------------------------------------------------------
+    @property
+    def inflight_bytes(self) -> int:
+        return self._inflight
+
+    @property
+    def queue_depth(self) -> int:
+        return self._queue.qsize()
+
+    def admit(self, nbytes: int) -> Admission:
+        """Reserve room for a request of ``nbytes``; raises when full or stopping.
+
+        A request larger than the whole bound is still admitted when nothing else is in flight, so one big
+        request cannot be refused forever.
+        """
+        with self._lock:
+            if not self._accepting:
+                raise ShuttingDownError("the receiver is shutting down")
+            if self._inflight and self._inflight + nbytes > self.max_inflight_bytes:
+                raise QueueFullError(
+                    f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)"
+                )
+            self._inflight += nbytes
+        return Admission(nbytes)
+
+    def release(self, admission: Admission) -> None:
+        with self._lock:
+            if not admission.released:
+                admission.released = True
+                self._inflight -= admission.nbytes
+
+    def submit(self, batch: FoldedBatch, admission: Admission) -> Future[FoldedBatch]:
+        """Queue a decoded batch; the future resolves with the batch after its data has committed."""
+        fut: Future[FoldedBatch] = Future()
+        self._queue.put((batch, admission, fut))
+        return fut
+
+    def write(self, batch: FoldedBatch) -> FoldedBatch:
+        """Admit, submit and wait: the embedded exporter's path."""
+        admission = self.admit(batch.payload_bytes)
+        return self.submit(batch, admission).result()
+
+    # -- the thread --------------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            items = first[0].items
+            deadline = time.monotonic() + self.batch_timeout_s
+            stop = False
+            while items < self.batch_max_items:
+                try:
+                    remaining = deadline - time.monotonic()
+                    nxt = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                group.append(nxt)
+                items += nxt[0].items
+            self._commit_group(group)
+            if stop:
+                return
+
+    def _commit_group(self, group: list[tuple[FoldedBatch, Admission, Future[FoldedBatch]]]) -> None:
+        try:
+            self._commit([g[0] for g in group])
+            outcome: list[BaseException | None] = [None] * len(group)
+        except Exception as exc:  # one bad batch must not fail its neighbours: retry each alone
+            log.warning("group commit of %d batches failed (%s); committing one by one", len(group), exc)
+            self.stats.failed_commits += 1
+            outcome = []
+            for batch, _, _ in group:
+                try:
+                    self._commit([batch])
+                    outcome.append(None)
+                except Exception as single:
+                    log.error("commit failed: %s", single)
+                    outcome.append(StorageError(f"commit failed: {single}"))
+        for (batch, admission, fut), err in zip(group, outcome, strict=True):
+            self.release(admission)
+            if err is None:
+                fut.set_result(batch)
+            else:
+                fut.set_exception(err)
+
+    def _commit(self, batches: list[FoldedBatch]) -> None:
+        con = self.con
+        by_signal: dict[str, list[FoldedBatch]] = {}
+        for b in batches:
+            by_signal.setdefault(b.signal, []).append(b)
+        con.execute("BEGIN")
+        try:
+            for signal, members in by_signal.items():
+                _, tables = _SIGNAL_SQL[signal]
+                for name, schema in tables.items():
+                    parts = [m.tables[name] for m in members if name in m.tables]
+                    con.register(
+                        "incoming_" + name, pa.concat_tables(parts) if parts else schema.empty_table()
+                    )
+                con.execute(self._sql[signal])
+                for name in tables:
+                    con.unregister("incoming_" + name)
+            con.execute("COMMIT")
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        self.stats.commits += 1
+        self.stats.batches += len(batches)
+        self.stats.items += sum(b.accepted for b in batches)
+
+    def close(self) -> None:
+        """Refuse new work, commit everything already queued, stop the thread."""
+        with self._lock:
+            self._accepting = False
+        self._queue.put(None)
+        self._thread.join()

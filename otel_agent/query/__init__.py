@@ -1,0 +1,1 @@
+"""Read-only SQL over a store: the statement guard, limits, and result shaping shared by CLI and API."""

@@ -1,0 +1,137 @@
+"""OTLP over gRPC: the three Export services plus the project's QueryService, on one server.
+
+The OTLP handlers take the request as raw bytes (identity deserializer) rather than as parsed messages:
+the bytes go to a decode worker process, which parses them with the generated OTLP messages, so the
+parse happens once and off the gRPC threads. Service and method names come from the generated
+descriptors of opentelemetry-proto.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from otel_agent.api.v1 import query_pb2, query_pb2_grpc
+from otel_agent.errors import OtelAgentError, status_for
+from otel_agent.fold.batch import FoldedBatch
+from otel_agent.fold.decode import PROTOBUF
+from otel_agent.server.pipeline import IngestPipeline
+from otel_agent.server.query_service import QueryService
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 1
+
+# signal → (fully-qualified service, response message, partial-success field holding the rejected count)
+OTLP_SERVICES: dict[str, tuple[str, Any, str]] = {
+    "traces": (
+        trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_name,
+        trace_service_pb2.ExportTraceServiceResponse,
+        "rejected_spans",
+    ),
+    "logs": (
+        logs_service_pb2.DESCRIPTOR.services_by_name["LogsService"].full_name,
+        logs_service_pb2.ExportLogsServiceResponse,
+        "rejected_log_records",
+    ),
+    "metrics": (
+        metrics_service_pb2.DESCRIPTOR.services_by_name["MetricsService"].full_name,
+        metrics_service_pb2.ExportMetricsServiceResponse,
+        "rejected_data_points",
+    ),
+}
+
+
+def export_response(signal: str, batch: FoldedBatch) -> Any:
+    """The Export*ServiceResponse for a stored batch, with partial success when items were rejected."""
+    _, response_cls, field = OTLP_SERVICES[signal]
+    response = response_cls()
+    if batch.rejected:
+        setattr(response.partial_success, field, batch.rejected)
+        response.partial_success.error_message = batch.error_message
+    return response
+
+
+def _abort(context: grpc.ServicerContext, exc: BaseException) -> None:
+    mapping = status_for(exc)
+    message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
+    if not isinstance(exc, OtelAgentError):
+        log.exception("unexpected error in a gRPC handler", exc_info=exc)
+    if mapping.retryable:
+        status = status_pb2.Status(code=mapping.grpc_code.value[0], message=message)
+        status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay={"seconds": RETRY_AFTER_S}))
+        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+    context.abort(mapping.grpc_code, message)
+
+
+def _authorization(context: grpc.ServicerContext) -> str | None:
+    for key, value in context.invocation_metadata():
+        if key == "authorization":
+            return value
+    return None
+
+
+def _otlp_handler(signal: str, pipeline: IngestPipeline) -> grpc.RpcMethodHandler:
+    def export(payload: bytes, context: grpc.ServicerContext) -> bytes:
+        try:
+            batch = pipeline.export(signal, PROTOBUF, payload, _authorization(context))
+        except Exception as exc:
+            _abort(context, exc)
+            raise  # unreachable: abort raises
+        return export_response(signal, batch).SerializeToString()
+
+    return grpc.unary_unary_rpc_method_handler(export, request_deserializer=None, response_serializer=None)
+
+
+class _QueryServicer(query_pb2_grpc.QueryServiceServicer):
+    def __init__(self, service: QueryService) -> None:
+        self.service = service
+
+    def Query(
+        self, request: query_pb2.QueryRequest, context: grpc.ServicerContext
+    ) -> query_pb2.QueryResponse:  # noqa: N802
+        try:
+            return self.service.query(request, _authorization(context))
+        except Exception as exc:
+            _abort(context, exc)
+            raise
+
+
+def build_grpc_server(
+    endpoint: str,
+    pipeline: IngestPipeline,
+    query: QueryService,
+    *,
+    max_message_bytes: int,
+    threads: int = 32,
+) -> tuple[grpc.Server, int]:
+    """A started-ready (not yet started) server bound to ``endpoint``; returns it and the bound port."""
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="otel-agent-grpc"),
+        options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            ("grpc.so_reuseport", 0),
+        ],
+        maximum_concurrent_rpcs=threads * 4,
+    )
+    handlers = [
+        grpc.method_handlers_generic_handler(service, {"Export": _otlp_handler(signal, pipeline)})
+        for signal, (service, _, _) in OTLP_SERVICES.items()
+    ]
+    server.add_generic_rpc_handlers(handlers)
+    query_pb2_grpc.add_QueryServiceServicer_to_server(_QueryServicer(query), server)
+    port = server.add_insecure_port(endpoint)
+    if port == 0:
+        raise OSError(f"cannot bind gRPC endpoint {endpoint}")
+    return server, port
+
+
+__all__ = ["build_grpc_server", "export_response", "OTLP_SERVICES"]

@@ -1,0 +1,68 @@
+"""Reading an HTTP request body safely: size limits before and after decompression, content negotiation.
+
+A gzip bomb never expands past the limit: decompression is incremental with ``max_length``.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from starlette.requests import Request
+
+from otel_agent.errors import InvalidPayloadError, PayloadTooLargeError, UnsupportedMediaTypeError
+from otel_agent.fold.decode import JSON, PROTOBUF
+
+CONTENT_TYPES = {
+    "application/x-protobuf": PROTOBUF,
+    "application/protobuf": PROTOBUF,
+    "application/json": JSON,
+}
+MEDIA_TYPE = {PROTOBUF: "application/x-protobuf", JSON: "application/json"}
+
+
+def body_format(request: Request) -> str:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    fmt = CONTENT_TYPES.get(content_type)
+    if fmt is None:
+        raise UnsupportedMediaTypeError(
+            f"unsupported Content-Type {content_type or '(none)'!r}; "
+            "use application/x-protobuf or application/json"
+        )
+    return fmt
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The decoded body, at most ``limit`` bytes both on the wire and after decompression."""
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("identity", "", "gzip"):
+        raise UnsupportedMediaTypeError(f"unsupported Content-Encoding {encoding!r}; use gzip or none")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLargeError(f"body of {declared} bytes exceeds the limit of {limit}")
+    inflater = zlib.decompressobj(wbits=31) if encoding == "gzip" else None
+    raw = 0
+    out = bytearray()
+    async for chunk in request.stream():
+        raw += len(chunk)
+        if raw > limit:
+            raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes")
+        if inflater is None:
+            out += chunk
+            continue
+        data = chunk
+        while data:
+            try:
+                piece = inflater.decompress(data, limit + 1 - len(out))
+            except zlib.error as exc:
+                raise InvalidPayloadError(f"invalid gzip body: {exc}") from exc
+            out += piece
+            if len(out) > limit:
+                raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes after decompression")
+            data = inflater.unconsumed_tail
+            if inflater.eof:
+                break
+    if inflater is not None:
+        if not inflater.eof:
+            raise InvalidPayloadError("invalid gzip body: truncated stream")
+        out += inflater.flush()
+    return bytes(out)

@@ -1,0 +1,149 @@
+"""OTLP over HTTP (protobuf and JSON, gzip), the QueryService at POST /v1/query, and GET /healthz.
+
+Status codes follow the one table in ``otel_agent.errors``; error bodies are ``google.rpc.Status`` in the
+request's encoding; 429/503 carry ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import uvicorn
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+from google.rpc import status_pb2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from otel_agent.api.v1 import query_pb2
+from otel_agent.errors import InvalidPayloadError, OtelAgentError, status_for
+from otel_agent.fold.decode import JSON, PROTOBUF
+from otel_agent.fold.otlp_json import response_json
+from otel_agent.server.grpc_transport import RETRY_AFTER_S, export_response
+from otel_agent.server.http_body import MEDIA_TYPE, body_format, read_body
+from otel_agent.server.pipeline import IngestPipeline
+from otel_agent.server.query_service import QueryService
+
+log = logging.getLogger(__name__)
+
+
+def _encode(message: Message, fmt: str, request: Request, status: int = 200) -> Response:
+    body = response_json(message) if fmt == JSON else message.SerializeToString()
+    headers: dict[str, str] = {}
+    if request.headers.get("content-encoding", "").lower() == "gzip" and "gzip" in request.headers.get(
+        "accept-encoding", ""
+    ):
+        body = gzip.compress(body)
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, status_code=status, media_type=MEDIA_TYPE[fmt], headers=headers)
+
+
+def error_response(exc: BaseException, fmt: str, request: Request) -> Response:
+    mapping = status_for(exc)
+    message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
+    if not isinstance(exc, OtelAgentError):
+        log.error("unexpected error in an HTTP handler", exc_info=exc)
+    status = status_pb2.Status(code=mapping.grpc_code.value[0], message=message)
+    response = _encode(status, fmt, request, mapping.http_status)
+    if mapping.retryable:
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
+def _reply_format(request: Request) -> str:
+    """The encoding for an error reply: the request's, or protobuf when it cannot be told."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    return JSON if content_type == "application/json" else PROTOBUF
+
+
+def build_app(pipeline: IngestPipeline, query: QueryService, max_body_bytes: int) -> Starlette:
+    def otlp_endpoint(signal: str) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            fmt = _reply_format(request)
+            try:
+                fmt = body_format(request)
+                payload = await read_body(request, max_body_bytes)
+                batch = await run_in_threadpool(
+                    pipeline.export, signal, fmt, payload, request.headers.get("authorization")
+                )
+            except Exception as exc:
+                return error_response(exc, fmt, request)
+            return _encode(export_response(signal, batch), fmt, request)
+
+        return endpoint
+
+    async def query_endpoint(request: Request) -> Response:
+        fmt = _reply_format(request)
+        try:
+            fmt = body_format(request)
+            payload = await read_body(request, max_body_bytes)
+            message = query_pb2.QueryRequest()
+            try:
+                if fmt == JSON:
+                    json_format.Parse(payload, message, ignore_unknown_fields=True)
+                else:
+                    message.ParseFromString(payload)
+            except (json_format.ParseError, DecodeError, ValueError) as exc:
+                raise InvalidPayloadError(f"invalid QueryRequest: {exc}") from exc
+            response = await run_in_threadpool(query.query, message, request.headers.get("authorization"))
+        except Exception as exc:
+            return error_response(exc, fmt, request)
+        return _encode(response, fmt, request)
+
+    async def healthz(request: Request) -> Response:
+        writer = pipeline.writer
+        return JSONResponse(
+            {
+                "status": "ready",
+                "queue_depth": writer.queue_depth,
+                "inflight_bytes": writer.inflight_bytes,
+                "max_inflight_bytes": writer.max_inflight_bytes,
+                "commits": writer.stats.commits,
+                "items_committed": writer.stats.items,
+            }
+        )
+
+    routes = [
+        Route(f"/v1/{signal}", otlp_endpoint(signal), methods=["POST"])
+        for signal in ("traces", "logs", "metrics")
+    ]
+    routes += [
+        Route("/v1/query", query_endpoint, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
+
+
+class HttpServer:
+    """uvicorn on a socket bound up front (so a bind failure is known before anything starts)."""
+
+    def __init__(self, app: Starlette, endpoint: str, log_level: str = "warning") -> None:
+        host, _, port = endpoint.rpartition(":")
+        host = host.strip("[]") or "127.0.0.1"
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, int(port)))
+        self.sock.listen(1024)
+        self.port: int = self.sock.getsockname()[1]
+        config = uvicorn.Config(
+            app, log_level=log_level, lifespan="off", access_log=False, timeout_graceful_shutdown=5
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()

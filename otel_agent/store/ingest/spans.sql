@@ -1,0 +1,25 @@
+-- Fold one group commit's spans into the raw tables, absorbing re-delivery.
+-- incoming_spans / incoming_span_events / incoming_span_links are the batch's Arrow tables.
+-- A re-delivered span is identical, start_time included, so duplicates are found with a semi join on
+-- (start_time, trace_id, span_id): the join pushes the batch's start_time range into the scan of `spans`,
+-- and zone maps skip every row group outside it. No index, so the cost does not grow with the table.
+CREATE OR REPLACE TEMP TABLE _dup_spans AS
+    SELECT s.start_time, s.trace_id, s.span_id
+    FROM spans s SEMI JOIN incoming_spans b USING (start_time, trace_id, span_id);
+
+CREATE OR REPLACE TEMP TABLE _new_spans AS
+    SELECT * FROM incoming_spans b
+    WHERE NOT EXISTS (
+        SELECT 1 FROM _dup_spans d
+        WHERE d.start_time = b.start_time AND d.trace_id = b.trace_id AND d.span_id = b.span_id)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, start_time) = 1;
+
+INSERT INTO spans BY NAME SELECT * FROM _new_spans;
+
+INSERT INTO span_events BY NAME
+    SELECT * FROM incoming_span_events e SEMI JOIN _new_spans n USING (trace_id, span_id)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, event_index) = 1;
+
+INSERT INTO span_links BY NAME
+    SELECT * FROM incoming_span_links l SEMI JOIN _new_spans n USING (trace_id, span_id)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, link_index) = 1;

@@ -1,0 +1,10 @@
+-- Span events, stored once with their span (a re-delivered span brings no second copy).
+CREATE TABLE IF NOT EXISTS span_events (
+    trace_id VARCHAR NOT NULL,
+    span_id VARCHAR NOT NULL,
+    event_index UINTEGER NOT NULL,
+    time TIMESTAMP_NS,
+    name VARCHAR,
+    attributes JSON,
+    dropped_attributes_count UINTEGER
+);
