@@ -1,0 +1,244 @@
+"""The machinery every helper shares: where we are (a contextvar), span helpers, and one-shot record spans.
+
+``_SCOPE`` holds an immutable snapshot of the enclosing run/step and the innermost active helper. It lives in
+a ``ContextVar``, so threads and asyncio tasks each see their own (tasks inherit a copy of their creator's),
+exactly like OpenTelemetry's own context.
+
+A record (source, claim, receipt transition, ...) is a span that starts and ends at once: a span is exported
+only when it ends, and a record must reach the backend even while its step or run is still open."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar, Token
+from typing import Any, Self, TypeVar
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, Status, StatusCode, TracerProvider
+
+from . import _tracer
+from . import attributes as A
+from .errors import NotActiveError
+
+F = TypeVar("F", bound=Callable[..., Any])
+AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]
+
+
+class Scope:
+    """Where code runs: enclosing flow run and step, inherited capture setting, innermost helper."""
+
+    __slots__ = ("run", "step_id", "step_name", "capture", "handle")
+
+    def __init__(
+        self,
+        run: Any = None,
+        step_id: str | None = None,
+        step_name: str | None = None,
+        capture: bool | None = None,
+        handle: SpanHelper | None = None,
+    ) -> None:
+        self.run = run
+        self.step_id = step_id
+        self.step_name = step_name
+        self.capture = capture
+        self.handle = handle
+
+    @property
+    def run_id(self) -> str | None:
+        return None if self.run is None else self.run.run_id
+
+    def child(self, handle: SpanHelper, **changes: Any) -> Scope:
+        new = Scope(self.run, self.step_id, self.step_name, self.capture, handle)
+        for key, value in changes.items():
+            setattr(new, key, value)
+        return new
+
+
+ROOT = Scope()
+_SCOPE: ContextVar[Scope] = ContextVar("otel_agent_scope", default=ROOT)
+
+
+def current_scope() -> Scope:
+    return _SCOPE.get()
+
+
+def base_attributes(scope: Scope, kind: str) -> dict[str, AttributeValue]:
+    """record kind + the enclosing run and step ids: lets SQL find a record's run without walking parents."""
+    attrs: dict[str, AttributeValue] = {A.RECORD_KIND: kind}
+    run = scope.run
+    if run is not None:
+        attrs[A.RUN_ID] = run.run_id
+    if scope.step_id is not None:
+        attrs[A.STEP_ID] = scope.step_id
+    return attrs
+
+
+def put(attrs: dict[str, AttributeValue], key: str, value: AttributeValue | None) -> None:
+    """Set ``key`` only when there is a value (the SDK rejects None, and empty arrays carry nothing)."""
+    if value is None:
+        return
+    if isinstance(value, tuple | list) and not value:
+        return
+    attrs[key] = value
+
+
+def emit_record(
+    name: str,
+    attrs: Mapping[str, AttributeValue],
+    *,
+    kind: SpanKind = SpanKind.INTERNAL,
+    links: Sequence[Link] | None = None,
+    tracer: trace.Tracer | None = None,
+) -> Span:
+    """Emit a zero-length span now (child of the current span); returns it (ended) or INVALID_SPAN."""
+    tracer = tracer or _tracer.current_tracer()
+    if tracer is None:
+        return INVALID_SPAN
+    span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
+    span.end()
+    return span
+
+
+def record_error(span: Span, exc: BaseException) -> None:
+    span.set_attribute(A.ERROR_TYPE, type(exc).__qualname__)
+    span.record_exception(exc, escaped=True)
+    span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+
+
+class SpanHelper:
+    """Base of the helpers that time a block of work: a context manager (sync or async) and a decorator.
+
+    Subclasses fill in ``_prepare`` (ids, validation), ``_open`` (name, kind, attributes, links at start),
+    ``_child_scope`` and ``_close`` (attributes known only at the end). Instances are single-use; used as a
+    decorator, each call works on a fresh shallow copy of the unentered template.
+    """
+
+    __slots__ = ("_span", "_otel_token", "_scope_token", "_bind_token", "_state", "_provider")
+
+    _record_kind = "span"
+
+    def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
+        self._span: Span | None = None
+        self._otel_token: Token[Any] | None = None
+        self._scope_token: Token[Scope] | None = None
+        self._bind_token: Token[object] | None = None
+        self._state = 0  # 0 new, 1 active, 2 done
+        self._provider = tracer_provider
+
+    # --- subclass hooks -------------------------------------------------------------------------------------
+    def _prepare(self, parent: Scope) -> None:
+        """Validate and assign ids; may raise before anything is emitted."""
+
+    def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
+        raise NotImplementedError
+
+    def _child_scope(self, parent: Scope) -> Scope:
+        return parent.child(self)
+
+    def _close(self, span: Span | None) -> None:
+        """Called before the span ends (span is None when telemetry is off)."""
+
+    def _after_start(self, span: Span) -> None:
+        """Called right after the span started and became current (e.g. to emit a record inside it)."""
+
+    # --- context manager ------------------------------------------------------------------------------------
+    def __enter__(self) -> Self:
+        if self._state:
+            raise NotActiveError(f"{type(self).__name__} objects are single-use; create a new one")
+        self._bind_token = _tracer.bind(self._provider) if self._provider is not None else None
+        parent = _SCOPE.get()
+        try:
+            self._prepare(parent)
+        except BaseException:
+            _tracer.unbind(self._bind_token)
+            raise
+        tracer = _tracer.current_tracer()
+        if tracer is not None:
+            name, kind, attrs, links = self._open(parent)
+            span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
+            self._span = span
+            self._otel_token = otel_context.attach(trace.set_span_in_context(span))
+        self._scope_token = _SCOPE.set(self._child_scope(parent))
+        self._state = 1
+        if self._span is not None:
+            self._after_start(self._span)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if self._state != 1:
+            return
+        span = self._span
+        try:
+            if span is not None and exc is not None:
+                record_error(span, exc)
+            self._close(span)
+        finally:
+            self._state = 2
+            _SCOPE.reset(self._scope_token)  # type: ignore[arg-type]
+            if span is not None:
+                span.end()
+                otel_context.detach(self._otel_token)  # type: ignore[arg-type]
+            _tracer.unbind(self._bind_token)
+
+    async def __aenter__(self) -> Self:
+        return self.__enter__()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        self.__exit__(exc_type, exc, tb)
+
+    # --- decorator ------------------------------------------------------------------------------------------
+    def __call__(self, fn: F) -> F:
+        template = self
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with copy.copy(template):
+                    return await fn(*args, **kwargs)
+
+            return async_wrapper  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with copy.copy(template):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    # --- shared handle API ----------------------------------------------------------------------------------
+    @property
+    def span(self) -> Span:
+        """The underlying OpenTelemetry span (``INVALID_SPAN`` when telemetry is off or outside the block)."""
+        return self._span if self._span is not None and self._state == 1 else INVALID_SPAN
+
+    @property
+    def active(self) -> bool:
+        return self._state == 1
+
+    def _require_active(self) -> None:
+        if self._state != 1:
+            raise NotActiveError(f"{type(self).__name__} is not active (use it inside its with block)")
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        """Escape hatch for your own attributes (not under ``gen_ai.*``, ``otel.*`` or ``otel_agent.*``)."""
+        self._require_active()
+        if self._span is not None:
+            self._span.set_attribute(key, value)
+
+    def fail(self, error_type: str, message: str | None = None) -> None:
+        """Mark the work failed without raising (``error.type`` + ERROR status), e.g. a handled error."""
+        self._require_active()
+        if self._span is not None:
+            self._span.set_attribute(A.ERROR_TYPE, error_type)
+            self._span.set_status(Status(StatusCode.ERROR, message or error_type))
+
+
+def current_operation() -> SpanHelper | None:
+    """The innermost active helper in this context (useful inside decorated functions)."""
+    return _SCOPE.get().handle

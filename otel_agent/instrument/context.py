@@ -1,0 +1,311 @@
+"""Context snapshots: typed context blocks assembled under a token budget, recorded on the provider-call span.
+
+``assemble_context`` is pure (no telemetry): it reserves the response budget, gives each of the ten block
+types its share of the rest (defaults 12/14/12/10/8/28/8/3/3/2 %), places blocks by descending priority (ties
+keep the caller's order) into their type's budget, truncates the first block that does not fit
+(``truncate_words``) with a compression record, and drops blocks once their type's budget is spent. Step-local
+tool descriptions (``selected_tools``) become a ``tool_descriptions`` block at priority 100 and replace any
+other tool descriptions (those are kept as ``excluded``), so a step only sees the tools it may use. Unused
+budget is not redistributed: the allocation stays predictable and comparable across calls.
+
+``ContextSnapshot.record_on(span)`` (called by ``provider_call(context_snapshot=...)`` or
+``call.record_context(...)``) sets ``otel_agent.context.*`` attributes on the span and adds one event per type
+allocation, per block and per compression. Block *content* is never emitted; record prompts with
+``record_input`` under content capture.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from opentelemetry.trace import Span
+
+from . import attributes as A
+from ._ids import id_or_new, new_id
+from ._scope import AttributeValue, put
+from .errors import ContextBudgetError, InvalidValueError
+
+BLOCK_TYPES = (
+    "instructions",
+    "skill_guidance",
+    "tool_descriptions",
+    "task_state",
+    "history",
+    "retrieval_evidence",
+    "artifacts",
+    "environment",
+    "examples",
+    "dynamic_run_data",
+)
+DEFAULT_SHARES: Mapping[str, float] = {
+    "instructions": 0.12,
+    "skill_guidance": 0.14,
+    "tool_descriptions": 0.12,
+    "task_state": 0.10,
+    "history": 0.08,
+    "retrieval_evidence": 0.28,
+    "artifacts": 0.08,
+    "environment": 0.03,
+    "examples": 0.03,
+    "dynamic_run_data": 0.02,
+}
+STEP_LOCAL_TOOL_PRIORITY = 100
+COMPRESSION_METHOD = "truncate_words"
+Tokenizer = Callable[[str], int]
+
+
+def count_words(content: str) -> int:
+    """Default token estimate: whitespace-separated words (consistent with ``truncate_words``)."""
+    return len(content.split())
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBlock:
+    """A block offered to the assembler. Give ``content`` (counted with the tokenizer) or ``token_count``."""
+
+    type: str
+    content: str | None = None
+    token_count: int | None = None
+    priority: int = 0
+    block_id: str | None = None
+    source_ref: str | None = None
+    tool_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedBlock:
+    """A block as assembled: ``status`` is included / truncated / dropped / excluded."""
+
+    block_id: str
+    type: str
+    priority: int
+    allocated_tokens: int  # what was left of the type's budget when this block was placed
+    original_tokens: int
+    used_tokens: int
+    status: str
+    content: str | None
+    source_ref: str | None
+    tool_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    compression_id: str
+    block_id: str
+    block_type: str
+    method: str
+    original_tokens: int
+    compressed_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    type: str
+    share: float
+    budget_tokens: int
+    used_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    snapshot_id: str
+    total_budget_tokens: int
+    response_reserve_tokens: int
+    allocations: tuple[Allocation, ...]
+    blocks: tuple[PlacedBlock, ...]
+    compressions: tuple[Compression, ...]
+
+    @property
+    def available_tokens(self) -> int:
+        return self.total_budget_tokens - self.response_reserve_tokens
+
+    @property
+    def used_tokens(self) -> int:
+        return sum(b.used_tokens for b in self.blocks)
+
+    @property
+    def included(self) -> tuple[PlacedBlock, ...]:
+        return tuple(b for b in self.blocks if b.status in ("included", "truncated"))
+
+    def render(self, separator: str = "\n\n") -> str:
+        """The included blocks' (possibly truncated) content, in placement order."""
+        return separator.join(b.content for b in self.included if b.content)
+
+    def record_on(self, span: Span) -> None:
+        sid = self.snapshot_id
+        span.set_attribute(A.CONTEXT_SNAPSHOT_ID, sid)
+        span.set_attribute(A.CONTEXT_TOTAL_BUDGET_TOKENS, self.total_budget_tokens)
+        span.set_attribute(A.CONTEXT_RESPONSE_RESERVE_TOKENS, self.response_reserve_tokens)
+        span.set_attribute(A.CONTEXT_AVAILABLE_TOKENS, self.available_tokens)
+        span.set_attribute(A.CONTEXT_USED_TOKENS, self.used_tokens)
+        for a in self.allocations:
+            span.add_event(
+                A.EVENT_CONTEXT_ALLOCATION,
+                {
+                    A.CONTEXT_SNAPSHOT_ID: sid,
+                    A.CONTEXT_BLOCK_TYPE: a.type,
+                    A.CONTEXT_ALLOCATION_SHARE: a.share,
+                    A.CONTEXT_ALLOCATION_BUDGET_TOKENS: a.budget_tokens,
+                    A.CONTEXT_ALLOCATION_USED_TOKENS: a.used_tokens,
+                },
+            )
+        for b in self.blocks:
+            attrs: dict[str, AttributeValue] = {
+                A.CONTEXT_SNAPSHOT_ID: sid,
+                A.CONTEXT_BLOCK_ID: b.block_id,
+                A.CONTEXT_BLOCK_TYPE: b.type,
+                A.CONTEXT_BLOCK_PRIORITY: b.priority,
+                A.CONTEXT_BLOCK_ALLOCATED_TOKENS: b.allocated_tokens,
+                A.CONTEXT_BLOCK_ORIGINAL_TOKENS: b.original_tokens,
+                A.CONTEXT_BLOCK_USED_TOKENS: b.used_tokens,
+                A.CONTEXT_BLOCK_STATUS: b.status,
+            }
+            put(attrs, A.CONTEXT_BLOCK_SOURCE_REF, b.source_ref)
+            put(attrs, A.CONTEXT_BLOCK_TOOL_NAMES, b.tool_names)
+            span.add_event(A.EVENT_CONTEXT_BLOCK, attrs)
+        for c in self.compressions:
+            span.add_event(
+                A.EVENT_CONTEXT_COMPRESSION,
+                {
+                    A.CONTEXT_SNAPSHOT_ID: sid,
+                    A.CONTEXT_COMPRESSION_ID: c.compression_id,
+                    A.CONTEXT_COMPRESSION_BLOCK_ID: c.block_id,
+                    A.CONTEXT_BLOCK_TYPE: c.block_type,
+                    A.CONTEXT_COMPRESSION_METHOD: c.method,
+                    A.CONTEXT_COMPRESSION_ORIGINAL_TOKENS: c.original_tokens,
+                    A.CONTEXT_COMPRESSION_COMPRESSED_TOKENS: c.compressed_tokens,
+                },
+            )
+
+
+def _shares(overrides: Mapping[str, float] | None) -> dict[str, float]:
+    shares = dict(DEFAULT_SHARES)
+    for key, value in (overrides or {}).items():
+        if key not in DEFAULT_SHARES:
+            raise ContextBudgetError(f"unknown block type in shares: {key!r} (types: {list(BLOCK_TYPES)})")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ContextBudgetError(f"share of {key!r} must be a non-negative number, got {value!r}")
+        shares[key] = float(value)
+    if sum(shares.values()) > 1.0 + 1e-9:
+        raise ContextBudgetError(f"shares sum to {sum(shares.values()):.4f} > 1.0")
+    return shares
+
+
+def _truncate(content: str, target: int, tokenizer: Tokenizer) -> str:
+    words = content.split()
+    if tokenizer is count_words:
+        return " ".join(words[:target])
+    lo, hi = 0, len(words)  # largest prefix of words whose token count fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if tokenizer(" ".join(words[:mid])) <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])
+
+
+def _tool_block(selected_tools: Mapping[str, str] | Iterable[tuple[str, str]]) -> ContextBlock:
+    pairs = list(selected_tools.items() if isinstance(selected_tools, Mapping) else selected_tools)
+    return ContextBlock(
+        type="tool_descriptions",
+        content="\n".join(f"{name}: {description}" for name, description in pairs),
+        priority=STEP_LOCAL_TOOL_PRIORITY,
+        source_ref="step_local_tools",
+        tool_names=tuple(name for name, _ in pairs),
+    )
+
+
+def _tokens(block: ContextBlock, tokenizer: Tokenizer) -> int:
+    if block.token_count is not None:
+        if (
+            isinstance(block.token_count, bool)
+            or not isinstance(block.token_count, int)
+            or block.token_count < 0
+        ):
+            raise InvalidValueError(f"token_count must be a non-negative int, got {block.token_count!r}")
+        return block.token_count
+    if block.content is None:
+        raise InvalidValueError("a context block needs content or token_count")
+    return tokenizer(block.content)
+
+
+def assemble_context(
+    blocks: Sequence[ContextBlock],
+    *,
+    total_budget_tokens: int = 8000,
+    response_reserve_tokens: int = 1200,
+    shares: Mapping[str, float] | None = None,
+    selected_tools: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
+    tokenizer: Tokenizer = count_words,
+    snapshot_id: str | None = None,
+) -> ContextSnapshot:
+    """Place ``blocks`` under the budget; see the module docstring for the rules."""
+    if response_reserve_tokens < 0 or total_budget_tokens <= response_reserve_tokens:
+        raise ContextBudgetError(
+            f"need 0 <= response_reserve_tokens < total_budget_tokens, got "
+            f"{response_reserve_tokens} / {total_budget_tokens}"
+        )
+    type_shares = _shares(shares)
+    available = total_budget_tokens - response_reserve_tokens
+    budgets = {t: math.floor(available * type_shares[t] + 1e-9) for t in BLOCK_TYPES}
+    remaining = dict(budgets)
+
+    offered = list(blocks)
+    for b in offered:
+        if b.type not in DEFAULT_SHARES:
+            raise InvalidValueError(f"unknown context block type {b.type!r} (types: {list(BLOCK_TYPES)})")
+    step_local = selected_tools is not None
+    if step_local:
+        offered.insert(0, _tool_block(selected_tools))  # type: ignore[arg-type]
+    order = sorted(range(len(offered)), key=lambda i: (-offered[i].priority, i))
+
+    placed: list[PlacedBlock] = []
+    compressions: list[Compression] = []
+    for i in order:
+        block = offered[i]
+        bid = id_or_new(block.block_id, "blk", "block_id")
+        original = _tokens(block, tokenizer)
+        allocated = remaining[block.type]
+        content = block.content
+        if step_local and block.type == "tool_descriptions" and i != 0:
+            status, used, content = "excluded", 0, None
+        elif original <= allocated:
+            status, used = "included", original
+        elif allocated > 0:
+            status = "truncated"
+            if content is not None:
+                content = _truncate(content, allocated, tokenizer)
+                used = tokenizer(content)
+            else:
+                used = allocated
+            compressions.append(
+                Compression(new_id("cmp"), bid, block.type, COMPRESSION_METHOD, original, used)
+            )
+        else:
+            status, used, content = "dropped", 0, None
+        remaining[block.type] -= used
+        placed.append(
+            PlacedBlock(
+                bid,
+                block.type,
+                block.priority,
+                allocated,
+                original,
+                used,
+                status,
+                content,
+                block.source_ref,
+                tuple(block.tool_names),
+            )
+        )
+
+    allocations = tuple(
+        Allocation(t, type_shares[t], budgets[t], budgets[t] - remaining[t]) for t in BLOCK_TYPES
+    )
+    sid = id_or_new(snapshot_id, "ctx", "snapshot_id")
+    return ContextSnapshot(
+        sid, total_budget_tokens, response_reserve_tokens, allocations, tuple(placed), tuple(compressions)
+    )

@@ -1,0 +1,107 @@
+"""Decision records (the model's proposal next to the policy gate's effective decision) and badcases.
+
+Keeping both decisions is the point (seed 001): a system must not "quietly correct" the model. When they
+differ, ``mismatch`` is true and, unless the caller says otherwise, ``review_required`` too."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import attributes as A
+from ._ids import id_or_new
+from ._scope import base_attributes, current_scope, emit_record, put
+from ._tracer import current_tracer
+from .config import resolve_capture
+from .errors import InvalidValueError
+from .evidence import text
+
+
+def decision_record(
+    name: str,
+    *,
+    model_decision: str,
+    effective_decision: str,
+    model_action: str | None = None,
+    effective_action: str | None = None,
+    expected_action: str | None = None,
+    policy_passed: bool | None = None,
+    reason: str | None = None,
+    evidence_refs: Sequence[str] = (),
+    iteration: int | None = None,
+    review_required: bool | None = None,
+    decision_id: str | None = None,
+) -> str:
+    """Record what the model proposed and what the policy gate made effective. Returns the decision id.
+
+    ``mismatch`` = the decisions differ, or both actions are given and differ.
+    """
+    did = id_or_new(decision_id, "dec", "decision_id")
+    text(name, "decision name")
+    text(model_decision, "model_decision")
+    text(effective_decision, "effective_decision")
+    if isinstance(evidence_refs, str):
+        raise InvalidValueError("evidence_refs must be a sequence of strings")
+    mismatch = model_decision != effective_decision or (
+        model_action is not None and effective_action is not None and model_action != effective_action
+    )
+    review = mismatch if review_required is None else review_required
+    tracer = current_tracer()
+    if tracer is not None:
+        attrs = base_attributes(current_scope(), A.KIND_DECISION)
+        attrs[A.DECISION_ID] = did
+        attrs[A.DECISION_NAME] = name
+        attrs[A.DECISION_MODEL_DECISION] = model_decision
+        put(attrs, A.DECISION_MODEL_ACTION, model_action)
+        attrs[A.DECISION_EFFECTIVE_DECISION] = effective_decision
+        put(attrs, A.DECISION_EFFECTIVE_ACTION, effective_action)
+        put(attrs, A.DECISION_EXPECTED_ACTION, expected_action)
+        put(attrs, A.DECISION_POLICY_PASSED, policy_passed)
+        attrs[A.DECISION_MISMATCH] = mismatch
+        attrs[A.DECISION_REVIEW_REQUIRED] = review
+        put(attrs, A.DECISION_REASON, reason)
+        put(attrs, A.DECISION_EVIDENCE_REFS, tuple(str(r) for r in evidence_refs))
+        put(attrs, A.ITERATION, iteration)
+        emit_record("otel_agent.decision", attrs, tracer=tracer)
+    return did
+
+
+def badcase(
+    stage: str,
+    *,
+    error_type: str | None = None,
+    message: str | None = None,
+    error: BaseException | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    raw_model_output: str | None = None,
+    iteration: int | None = None,
+    badcase_id: str | None = None,
+    capture_content: bool | None = None,
+) -> str:
+    """Record a failure worth studying (JSON parse error, schema miss, policy conflict...). Returns its id.
+
+    ``error`` fills ``error_type`` / ``message`` when they are not given. ``raw_model_output`` is emitted only
+    when content capture is on (argument > enclosing run > configure() > env > off).
+    """
+    bid = id_or_new(badcase_id, "bad", "badcase_id")
+    text(stage, "badcase stage")
+    if error is not None:
+        error_type = error_type or type(error).__qualname__
+        message = message if message is not None else str(error)
+    if not error_type:
+        raise InvalidValueError("a badcase needs error_type (or error)")
+    tracer = current_tracer()
+    if tracer is not None:
+        scope = current_scope()
+        attrs = base_attributes(scope, A.KIND_BADCASE)
+        attrs[A.BADCASE_ID] = bid
+        attrs[A.BADCASE_STAGE] = stage
+        attrs[A.BADCASE_ERROR_TYPE] = error_type
+        put(attrs, A.BADCASE_MESSAGE, message)
+        put(attrs, A.BADCASE_PROVIDER, provider)
+        put(attrs, A.BADCASE_MODEL, model)
+        put(attrs, A.ITERATION, iteration)
+        if raw_model_output is not None and resolve_capture(capture_content, scope.capture):
+            attrs[A.BADCASE_RAW_MODEL_OUTPUT] = raw_model_output
+        emit_record("otel_agent.badcase", attrs, tracer=tracer)
+    return bid

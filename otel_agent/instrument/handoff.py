@@ -1,0 +1,276 @@
+"""Handoff receipts (seed 002): did responsibility move, and was the promised result observed?
+
+Every transition — delegated, accepted, progress, waiting, completed, outcome_verified, outcome_failed — is
+its own zero-length span ``otel_agent.receipt.<transition>``, ended at once, so it reaches the backend while
+the work it describes is still running, over a plain traces pipeline. Each carries the operation id (the
+durable identity of the work), the handoff id (one per delegation attempt), the transition and, when known,
+the expected artifact.
+
+``delegate()`` returns a ``Delegation`` whose ``carrier`` is a dict of strings holding only the W3C
+``traceparent`` / ``tracestate`` of the *delegated* transition span plus the two opaque ids — no prompts,
+paths, credentials or payloads, and nothing in baggage (the W3C trace-context propagator is used directly,
+whatever the global propagator is). The expected artifact stays out of the carrier: it is recorded on the
+delegated span, and the worker names it again (``accept(..., expected_artifact=)``) from its own durable task
+description.
+
+``accept(carrier)`` starts the worker's span (``otel_agent.handoff.work``, CONSUMER, a new trace unless the
+worker is already inside one) with a span link to the delegating span, and records ``accepted`` (also
+linked).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from opentelemetry import trace
+from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanContext, SpanKind, TracerProvider
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from . import _tracer
+from . import attributes as A
+from ._ids import check_opaque, new_id
+from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, emit_record, put
+from .errors import CarrierError, InvalidIdError, ReceiptError
+
+TRANSITIONS = (
+    "delegated",
+    "accepted",
+    "progress",
+    "waiting",
+    "completed",
+    "outcome_verified",
+    "outcome_failed",
+)
+CARRIER_KEYS = frozenset({"traceparent", "tracestate", A.CARRIER_OPERATION_ID, A.CARRIER_HANDOFF_ID})
+LINK_TYPE_HANDOFF = "handoff"
+
+_PROPAGATOR = TraceContextTextMapPropagator()
+# Reasons and dependencies are bounded operational codes ("source_unreachable", "approval:legal"), not prose.
+_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")
+
+
+def _code(value: str | None, what: str, *, required: bool = False) -> str | None:
+    if value is None:
+        if required:
+            raise ReceiptError(f"{what} is required")
+        return None
+    if not isinstance(value, str) or _CODE.fullmatch(value) is None:
+        raise ReceiptError(
+            f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {value!r}"
+        )
+    return value
+
+
+def _opaque(value: str, what: str) -> str:
+    try:
+        return check_opaque(value, what)
+    except InvalidIdError as exc:
+        raise ReceiptError(str(exc)) from exc
+
+
+class _Transitions:
+    """Transition recorders shared by receipts, delegations and acceptances (needs the three ids)."""
+
+    __slots__ = ()
+    operation_id: str
+    handoff_id: str
+    expected_artifact: str | None
+    _receipt_tracer: trace.Tracer | None
+
+    def _emit(
+        self,
+        transition: str,
+        *,
+        reason: str | None = None,
+        waiting_for: str | None = None,
+        artifact_ref: str | None = None,
+        target: str | None = None,
+        kind: SpanKind = SpanKind.INTERNAL,
+        links: Sequence[Link] | None = None,
+    ) -> Span:
+        tracer = self._receipt_tracer or _tracer.current_tracer()
+        if tracer is None:
+            return INVALID_SPAN
+        attrs = base_attributes(current_scope(), A.KIND_RECEIPT)
+        attrs[A.RECEIPT_OPERATION_ID] = self.operation_id
+        attrs[A.RECEIPT_HANDOFF_ID] = self.handoff_id
+        attrs[A.RECEIPT_TRANSITION] = transition
+        put(attrs, A.RECEIPT_EXPECTED_ARTIFACT, self.expected_artifact)
+        put(attrs, A.RECEIPT_REASON, reason)
+        put(attrs, A.RECEIPT_WAITING_FOR, waiting_for)
+        put(attrs, A.RECEIPT_ARTIFACT_REF, artifact_ref)
+        put(attrs, A.RECEIPT_TARGET, target)
+        return emit_record(f"otel_agent.receipt.{transition}", attrs, kind=kind, links=links, tracer=tracer)
+
+    def progress(self, reason: str | None = None) -> None:
+        """Useful progress was made (optionally: which, as a code such as ``sources_checked``)."""
+        self._emit("progress", reason=_code(reason, "reason"))
+
+    def waiting(self, waiting_for: str, reason: str | None = None) -> None:
+        """Legitimately waiting on a named dependency or approval (e.g. ``approval:fallback_source``)."""
+        self._emit(
+            "waiting",
+            waiting_for=_code(waiting_for, "waiting_for", required=True),
+            reason=_code(reason, "reason"),
+        )
+
+    def completed(self, artifact_ref: str | None = None, reason: str | None = None) -> None:
+        """The work finished (not yet verified); ``artifact_ref`` names what was produced (an opaque id)."""
+        ref = None if artifact_ref is None else _opaque(artifact_ref, "artifact_ref")
+        self._emit("completed", artifact_ref=ref, reason=_code(reason, "reason"))
+
+    def verified(self, reason: str | None = None) -> None:
+        """The expected artifact was observed and verified."""
+        self._emit("outcome_verified", reason=_code(reason, "reason"))
+
+    def failed(self, reason: str) -> None:
+        """Verification failed or the artifact is missing; ``reason`` is a required bounded code."""
+        self._emit("outcome_failed", reason=_code(reason, "reason", required=True))
+
+
+class Receipt(_Transitions):
+    """Record transitions of a known handoff (ids from durable storage, or ``receipt_from_carrier``)."""
+
+    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer")
+
+    def __init__(self, operation_id: str, handoff_id: str, expected_artifact: str | None = None) -> None:
+        self.operation_id = _opaque(operation_id, "operation_id")
+        self.handoff_id = _opaque(handoff_id, "handoff_id")
+        self.expected_artifact = (
+            None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
+        )
+        self._receipt_tracer = _tracer.current_tracer()
+
+
+class Delegation(Receipt):
+    """A delegated handoff attempt: ``carrier`` goes to the worker; the delegator may record the outcome."""
+
+    __slots__ = ("carrier", "target")
+
+    def __init__(
+        self, operation_id: str, handoff_id: str, expected_artifact: str, target: str | None
+    ) -> None:
+        super().__init__(operation_id, handoff_id, expected_artifact)
+        self.target = target
+        self.carrier: dict[str, str] = {}
+
+    def retry(self, *, target: str | None = None, reason: str | None = None) -> Delegation:
+        """Delegate the same operation again: a new handoff id; the old attempt's history stays as it was."""
+        return delegate(
+            self.expected_artifact,  # type: ignore[arg-type]
+            operation_id=self.operation_id,
+            target=target if target is not None else self.target,
+            reason=reason,
+        )
+
+
+def delegate(
+    expected_artifact: str,
+    *,
+    operation_id: str | None = None,
+    target: str | None = None,
+    reason: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+) -> Delegation:
+    """Record a *delegated* transition (PRODUCER span, child of the current span) and return the delegation.
+
+    ``operation_id`` identifies the work across retries (generated when absent); each call mints a new
+    handoff id. ``expected_artifact`` is an opaque name of what will close the receipt (``fact_check_report``,
+    an artifact id).
+    """
+    token = _tracer.bind(tracer_provider)
+    try:
+        op = new_id("op") if operation_id is None else _opaque(operation_id, "operation_id")
+        d = Delegation(op, new_id("hof"), expected_artifact, _target(target))
+        span = d._emit("delegated", reason=_code(reason, "reason"), target=d.target, kind=SpanKind.PRODUCER)
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(span))
+        carrier[A.CARRIER_OPERATION_ID] = d.operation_id
+        carrier[A.CARRIER_HANDOFF_ID] = d.handoff_id
+        d.carrier = carrier
+        return d
+    finally:
+        _tracer.unbind(token)
+
+
+def _target(value: str | None) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value or len(value) > 128):
+        raise ReceiptError(f"target must be a non-empty string of at most 128 characters, got {value!r}")
+    return value
+
+
+def parse_carrier(carrier: Mapping[str, str]) -> tuple[str, str, SpanContext | None]:
+    """Validate a carrier; returns (operation id, handoff id, delegating span context or None)."""
+    if not isinstance(carrier, Mapping):
+        raise CarrierError(f"a carrier is a dict of strings, got {type(carrier).__name__}")
+    for key, value in carrier.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise CarrierError("a carrier holds only string keys and string values")
+    try:
+        op = check_opaque(carrier.get(A.CARRIER_OPERATION_ID), "operation id")
+        hid = check_opaque(carrier.get(A.CARRIER_HANDOFF_ID), "handoff id")
+    except InvalidIdError as exc:
+        raise CarrierError(f"carrier lacks a valid receipt id: {exc}") from exc
+    if "traceparent" not in carrier:
+        return op, hid, None  # the delegator had no tracing: accept works, without a link
+    ctx = trace.get_current_span(_PROPAGATOR.extract(dict(carrier))).get_span_context()
+    if not ctx.is_valid:
+        raise CarrierError(f"carrier traceparent is malformed: {carrier['traceparent']!r}")
+    return op, hid, ctx
+
+
+def receipt_from_carrier(carrier: Mapping[str, str], *, expected_artifact: str | None = None) -> Receipt:
+    """A receipt for the handoff in ``carrier`` without accepting it (e.g. a separate verifier)."""
+    op, hid, _ = parse_carrier(carrier)
+    return Receipt(op, hid, expected_artifact)
+
+
+class Acceptance(_Transitions, SpanHelper):
+    """The worker's side: a CONSUMER span linked to the delegating span; records *accepted* on entry."""
+
+    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_link")
+    _record_kind = A.KIND_HANDOFF_WORK
+
+    def __init__(
+        self,
+        carrier: Mapping[str, str],
+        *,
+        expected_artifact: str | None = None,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        SpanHelper.__init__(self, tracer_provider)
+        op, hid, remote = parse_carrier(carrier)
+        self.operation_id, self.handoff_id = op, hid
+        self.expected_artifact = (
+            None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
+        )
+        self._receipt_tracer: trace.Tracer | None = None
+        attrs: dict[str, AttributeValue] = {
+            A.LINK_TYPE: LINK_TYPE_HANDOFF,
+            A.RECEIPT_OPERATION_ID: op,
+            A.RECEIPT_HANDOFF_ID: hid,
+        }
+        self._link = None if remote is None else Link(remote, attrs)
+
+    def _prepare(self, parent: Scope) -> None:
+        self._receipt_tracer = _tracer.current_tracer()  # transitions after the block still use this provider
+
+    def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
+        attrs = base_attributes(parent, A.KIND_HANDOFF_WORK)
+        attrs[A.RECEIPT_OPERATION_ID] = self.operation_id
+        attrs[A.RECEIPT_HANDOFF_ID] = self.handoff_id
+        put(attrs, A.RECEIPT_EXPECTED_ARTIFACT, self.expected_artifact)
+        links = None if self._link is None else [self._link]
+        return "otel_agent.handoff.work", SpanKind.CONSUMER, attrs, links
+
+    def _after_start(self, span: Span) -> None:
+        self._emit("accepted", links=None if self._link is None else [self._link])
+
+    @property
+    def linked_span_context(self) -> SpanContext | None:
+        """The delegating span's context taken from the carrier (None when the delegator had no tracing)."""
+        return None if self._link is None else self._link.context
+
+
+accept = Acceptance

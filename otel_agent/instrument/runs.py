@@ -1,0 +1,258 @@
+"""The run hierarchy's upper levels: flow run (``invoke_workflow``), step and skill invocation.
+
+A flow run counts the model calls, tool calls and cost recorded inside it (in any thread or task that
+inherited its context) and compares them with its optional budgets. Budgets are observed by default; with
+``enforce_budgets=True`` a call that would start beyond a budget raises ``BudgetExceededError`` instead."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from opentelemetry.trace import Link, Span, SpanKind, TracerProvider
+
+from . import attributes as A
+from ._ids import check_id, id_or_new
+from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, put
+from .errors import BudgetExceededError, InvalidValueError
+
+
+class FlowRun(SpanHelper):
+    """A whole agent run: span ``invoke_workflow {workflow}`` (INTERNAL), the root of the hierarchy."""
+
+    __slots__ = (
+        "workflow",
+        "run_id",
+        "max_model_calls",
+        "max_tool_calls",
+        "max_cost_usd",
+        "enforce_budgets",
+        "agent_name",
+        "agent_id",
+        "conversation_id",
+        "capture_content",
+        "model_calls",
+        "tool_calls",
+        "cost_usd",
+        "_exceeded",
+        "_lock",
+        "_given_run_id",
+    )
+    _record_kind = A.KIND_FLOW_RUN
+
+    def __init__(
+        self,
+        workflow: str,
+        *,
+        run_id: str | None = None,
+        max_model_calls: int | None = None,
+        max_tool_calls: int | None = None,
+        max_cost_usd: float | None = None,
+        enforce_budgets: bool = False,
+        agent_name: str | None = None,
+        agent_id: str | None = None,
+        conversation_id: str | None = None,
+        capture_content: bool | None = None,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        super().__init__(tracer_provider)
+        if not isinstance(workflow, str) or not workflow:
+            raise InvalidValueError("workflow must be a non-empty string")
+        for name, value in (("max_model_calls", max_model_calls), ("max_tool_calls", max_tool_calls)):
+            if value is not None and (not isinstance(value, int) or value < 0):
+                raise InvalidValueError(f"{name} must be a non-negative int, got {value!r}")
+        if max_cost_usd is not None and (not isinstance(max_cost_usd, int | float) or max_cost_usd < 0):
+            raise InvalidValueError(f"max_cost_usd must be a non-negative number, got {max_cost_usd!r}")
+        self.workflow = workflow
+        self._given_run_id = None if run_id is None else check_id(run_id, "run_id")
+        self.run_id: str | None = self._given_run_id
+        self.max_model_calls = max_model_calls
+        self.max_tool_calls = max_tool_calls
+        self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
+        self.enforce_budgets = enforce_budgets
+        self.agent_name = agent_name
+        self.agent_id = agent_id
+        self.conversation_id = conversation_id
+        self.capture_content = capture_content
+        self.model_calls = 0
+        self.tool_calls = 0
+        self.cost_usd = 0.0
+        self._exceeded: list[str] = []
+        self._lock = threading.Lock()
+
+    def __copy__(self) -> FlowRun:  # decorator use: a fresh run (new id unless one was given) per call
+        return FlowRun(
+            self.workflow,
+            run_id=self._given_run_id,
+            max_model_calls=self.max_model_calls,
+            max_tool_calls=self.max_tool_calls,
+            max_cost_usd=self.max_cost_usd,
+            enforce_budgets=self.enforce_budgets,
+            agent_name=self.agent_name,
+            agent_id=self.agent_id,
+            conversation_id=self.conversation_id,
+            capture_content=self.capture_content,
+            tracer_provider=self._provider,
+        )
+
+    def _prepare(self, parent: Scope) -> None:
+        self.run_id = id_or_new(self._given_run_id, "run", "run_id")
+
+    def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
+        attrs: dict[str, AttributeValue] = {
+            A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_WORKFLOW,
+            A.GEN_AI_WORKFLOW_NAME: self.workflow,
+            A.RECORD_KIND: A.KIND_FLOW_RUN,
+            A.RUN_ID: self.run_id,  # type: ignore[dict-item]
+        }
+        put(attrs, A.GEN_AI_AGENT_NAME, self.agent_name)
+        put(attrs, A.GEN_AI_AGENT_ID, self.agent_id)
+        put(attrs, A.GEN_AI_CONVERSATION_ID, self.conversation_id)
+        put(attrs, A.RUN_BUDGET_MAX_MODEL_CALLS, self.max_model_calls)
+        put(attrs, A.RUN_BUDGET_MAX_TOOL_CALLS, self.max_tool_calls)
+        put(attrs, A.RUN_BUDGET_MAX_COST_USD, self.max_cost_usd)
+        return f"{A.OP_INVOKE_WORKFLOW} {self.workflow}", SpanKind.INTERNAL, attrs, None
+
+    def _child_scope(self, parent: Scope) -> Scope:
+        # A nested flow run starts a fresh run scope: steps inside belong to it, not to the outer step.
+        capture = self.capture_content if self.capture_content is not None else parent.capture
+        return Scope(self, None, None, capture, self)
+
+    def _close(self, span: Span | None) -> None:
+        if span is None:
+            return
+        span.set_attribute(A.RUN_USAGE_MODEL_CALLS, self.model_calls)
+        span.set_attribute(A.RUN_USAGE_TOOL_CALLS, self.tool_calls)
+        span.set_attribute(A.RUN_USAGE_COST_USD, self.cost_usd)
+        if self.has_budget:
+            span.set_attribute(A.RUN_BUDGET_EXCEEDED, bool(self._exceeded))
+            if self._exceeded:
+                span.set_attribute(A.RUN_BUDGET_EXCEEDED_LIMITS, tuple(self._exceeded))
+
+    # --- budgets --------------------------------------------------------------------------------------------
+    @property
+    def has_budget(self) -> bool:
+        return (
+            self.max_model_calls is not None
+            or self.max_tool_calls is not None
+            or self.max_cost_usd is not None
+        )
+
+    @property
+    def budget_exceeded(self) -> tuple[str, ...]:
+        """Names of the budgets exceeded so far (``model_calls``, ``tool_calls``, ``cost_usd``)."""
+        return tuple(self._exceeded)
+
+    def _over(self, name: str, limit: float | None, used: float) -> None:
+        if limit is None or used <= limit or name in self._exceeded:
+            return
+        self._exceeded.append(name)
+        if self._span is not None and self._state == 1:
+            self._span.add_event(
+                A.EVENT_BUDGET_EXCEEDED,
+                {A.BUDGET_NAME: name, A.BUDGET_LIMIT: float(limit), A.BUDGET_USED: float(used)},
+            )
+
+    def count_model_call(self) -> None:
+        with self._lock:
+            if (
+                self.enforce_budgets
+                and self.max_model_calls is not None
+                and self.model_calls >= self.max_model_calls
+            ):
+                raise BudgetExceededError("model_calls", self.max_model_calls, self.model_calls)
+            if self.enforce_budgets and self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
+                raise BudgetExceededError("cost_usd", self.max_cost_usd, self.cost_usd)
+            self.model_calls += 1
+            self._over("model_calls", self.max_model_calls, self.model_calls)
+
+    def count_tool_call(self) -> None:
+        with self._lock:
+            if (
+                self.enforce_budgets
+                and self.max_tool_calls is not None
+                and self.tool_calls >= self.max_tool_calls
+            ):
+                raise BudgetExceededError("tool_calls", self.max_tool_calls, self.tool_calls)
+            if self.enforce_budgets and self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
+                raise BudgetExceededError("cost_usd", self.max_cost_usd, self.cost_usd)
+            self.tool_calls += 1
+            self._over("tool_calls", self.max_tool_calls, self.tool_calls)
+
+    def add_cost(self, usd: float) -> None:
+        with self._lock:
+            self.cost_usd += usd
+            self._over("cost_usd", self.max_cost_usd, self.cost_usd)
+
+
+class Step(SpanHelper):
+    """One step of a run: span ``step {name}`` (INTERNAL)."""
+
+    __slots__ = ("name", "step_id", "iteration", "_given_id")
+    _record_kind = A.KIND_STEP
+
+    def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
+        super().__init__()
+        if not isinstance(name, str) or not name:
+            raise InvalidValueError("step name must be a non-empty string")
+        self.name = name
+        self._given_id = None if step_id is None else check_id(step_id, "step_id")
+        self.step_id: str | None = self._given_id
+        self.iteration = iteration
+
+    def __copy__(self) -> Step:
+        return Step(self.name, step_id=self._given_id, iteration=self.iteration)
+
+    def _prepare(self, parent: Scope) -> None:
+        self.step_id = id_or_new(self._given_id, "step", "step_id")
+
+    def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
+        attrs: dict[str, AttributeValue] = {A.RECORD_KIND: A.KIND_STEP}
+        put(attrs, A.RUN_ID, parent.run_id)
+        attrs[A.STEP_ID] = self.step_id  # type: ignore[assignment]
+        attrs[A.STEP_NAME] = self.name
+        put(attrs, A.ITERATION, self.iteration)
+        return f"step {self.name}", SpanKind.INTERNAL, attrs, None
+
+    def _child_scope(self, parent: Scope) -> Scope:
+        return Scope(parent.run, self.step_id, self.name, parent.capture, self)
+
+
+class SkillInvocation(SpanHelper):
+    """A skill (``name@version``) used inside a step: span ``skill {name}@{version}`` (INTERNAL)."""
+
+    __slots__ = ("name", "version", "invocation_id", "_given_id")
+    _record_kind = A.KIND_SKILL
+
+    def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
+        super().__init__()
+        if not isinstance(name, str) or not name or not isinstance(version, str) or not version:
+            raise InvalidValueError("skill name and version must be non-empty strings")
+        self.name = name
+        self.version = version
+        self._given_id = None if invocation_id is None else check_id(invocation_id, "invocation_id")
+        self.invocation_id: str | None = self._given_id
+
+    def __copy__(self) -> SkillInvocation:
+        return SkillInvocation(self.name, self.version, invocation_id=self._given_id)
+
+    def _prepare(self, parent: Scope) -> None:
+        self.invocation_id = id_or_new(self._given_id, "skill", "invocation_id")
+
+    def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
+        attrs = base_attributes(parent, A.KIND_SKILL)
+        attrs[A.SKILL_NAME] = self.name
+        attrs[A.SKILL_VERSION] = self.version
+        attrs[A.SKILL_INVOCATION_ID] = self.invocation_id  # type: ignore[assignment]
+        return f"skill {self.name}@{self.version}", SpanKind.INTERNAL, attrs, None
+
+
+# Lower-case aliases: the helpers read as verbs at the call site (``with flow_run("research") as run:``).
+flow_run = FlowRun
+step = Step
+skill = SkillInvocation
+
+
+def current_run() -> FlowRun | None:
+    """The flow run enclosing the current code, if any."""
+    return current_scope().run
