@@ -61,7 +61,9 @@ def main() -> None:
     con_p = open_store(os.path.join(tmp, "plain.duckdb"))
     checkpoints = {int(args.rows * f) // BATCH for f in (0.0, 0.25, 0.5, 1.0)}
     n_batches = args.rows // BATCH
-    print(f"{'rows in table':>14} {'dedupe us/span':>15} {'plain us/span':>14} {'re-sent us/span':>16} {'rows added':>11}")
+    print(
+        f"{'rows in table':>14} {'dedupe us/span':>15} {'plain us/span':>14} {'re-sent us/span':>16} {'rows added':>11}"
+    )
     window_d: list[float] = []
     window_p: list[float] = []
     for seq in range(n_batches + 1):

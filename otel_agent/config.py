@@ -39,7 +39,8 @@ SETTINGS: tuple[Setting, ...] = (
         "queue_max_bytes",
         64 * MiB,
         int,
-        "Bound on in-flight request bytes (decoding, queued, committing); beyond it: 429 / RESOURCE_EXHAUSTED.",
+        "Bound on in-flight request bytes (decoding, queued, committing); beyond it: 429 / "
+        "RESOURCE_EXHAUSTED.",
     ),
     Setting("batch_max_items", 50_000, int, "Most spans/records/points one group commit takes."),
     Setting(

@@ -2,27 +2,45 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from otel_agent.fold.anyvalue import plain
 from otel_agent.fold.redact import Redactor
 
-_dumps = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+# orjson: ~0.6 µs for a 12-key object against ~3.6 µs for the standard library's C encoder — a fifth of
+# the per-span fold cost. Non-finite doubles never reach it (anyvalue.plain wraps them).
+_dumps = orjson.dumps
 
-EMPTY_OBJECT = "{}"
+EMPTY_OBJECT = b"{}"
 
 
-def attrs_json(kvs: Any, redactor: Redactor) -> str:
-    """A repeated ``KeyValue`` field as a JSON object string, after redaction."""
+def attrs_json(kvs: Any, redactor: Redactor) -> bytes:
+    """A repeated ``KeyValue`` field as UTF-8 JSON object text, after redaction.
+
+    The common scalar types are converted inline (this is the hottest loop of ingestion); everything
+    else goes through ``anyvalue.plain``.
+    """
     if not kvs:
         return EMPTY_OBJECT
-    d = {kv.key: plain(kv.value) for kv in kvs}
+    d = {}
+    for kv in kvs:
+        v = kv.value
+        which = v.WhichOneof("value")
+        if which == "string_value":
+            d[kv.key] = v.string_value
+        elif which == "int_value":
+            d[kv.key] = v.int_value
+        elif which == "bool_value":
+            d[kv.key] = v.bool_value
+        else:
+            d[kv.key] = plain(v)
     return _dumps(redactor.apply(d))
 
 
-def to_json(value: Any) -> str:
+def to_json(value: Any) -> bytes:
     return _dumps(value)
 
 

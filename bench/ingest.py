@@ -1,0 +1,263 @@
+"""Ingest benchmark: committed spans/s, export latency and receiver memory, against the decode ceiling.
+
+A real ``otel-agent serve`` runs in its own process; client processes send pre-encoded, realistic agent
+spans (bench/agent_spans.py) over gRPC, then over HTTP/protobuf, each phase for --duration seconds with
+--inflight requests in flight per client. A paced gRPC phase at --paced-rate spans/s measures latency
+under a steady load. In the same run, the ceiling: protobuf decode + columnar fold of the same payload in
+one process, single-threaded, and the ratio of committed throughput to it.
+
+    python bench/ingest.py                       # defaults: 4 clients, 20 s per phase
+    python bench/ingest.py --duration 5 --phases grpc
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import duckdb
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agent_spans import make_request  # noqa: E402
+
+TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ReceiverProcess:
+    def __init__(self, db: str, extra: list[str]) -> None:
+        self.grpc_port, self.http_port = free_port(), free_port()
+        cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db,
+               "--grpc-endpoint", f"127.0.0.1:{self.grpc_port}", "--http-endpoint", f"127.0.0.1:{self.http_port}",
+               "--log-level", "warning", *extra]  # fmt: skip
+        self.proc = subprocess.Popen(cmd)
+        self.peak_rss = 0
+        self._stop = threading.Event()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/healthz", timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("receiver did not start")
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+        self._sampler.start()
+
+    def _sample(self) -> None:
+        root = psutil.Process(self.proc.pid)
+        while not self._stop.is_set():
+            try:
+                rss = root.memory_info().rss + sum(c.memory_info().rss for c in root.children(recursive=True))
+                self.peak_rss = max(self.peak_rss, rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=120)
+
+
+def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, inflight: int, duration: float,
+                rate: float, ready: mp.Queue, go: mp.Queue, out: mp.Queue) -> None:  # fmt: skip
+    base = time.time_ns() + seed * 10**12
+    payloads = [make_request(spans, base + i * spans * 20_000, seed * 100_000 + i) for i in range(n_requests)]
+    if kind == "grpc":
+        import grpc
+
+        channel = grpc.insecure_channel(
+            f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 << 20)]
+        )
+        call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
+
+        def send(body: bytes) -> bool:
+            try:
+                call(body, timeout=60)
+                return True
+            except grpc.RpcError as exc:
+                if exc.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE):
+                    return False
+                raise
+    else:
+        import requests
+
+        session = requests.Session()
+        url = f"http://127.0.0.1:{port}/v1/traces"
+
+        def send(body: bytes) -> bool:
+            r = session.post(url, data=body, headers={"Content-Type": "application/x-protobuf"}, timeout=60)
+            if r.status_code in (429, 503):
+                return False
+            r.raise_for_status()
+            return True
+
+    lock = threading.Lock()
+    state = {"next": 0, "acked": 0, "retries": 0, "lat": []}
+    ready.put(seed)
+    start_at = go.get()
+    while time.time() < start_at:
+        time.sleep(0.001)
+    end = start_at + duration
+    interval = (spans / rate) * inflight if rate else 0.0
+
+    def worker(k: int) -> None:
+        slot = start_at + k * (interval / inflight if interval else 0)
+        while True:
+            if interval:
+                now = time.time()
+                if slot > now:
+                    time.sleep(slot - now)
+                slot += interval
+            if time.time() >= end:
+                return
+            with lock:
+                i = state["next"]
+                state["next"] += 1
+            if i >= len(payloads):
+                return
+            t0 = time.perf_counter()
+            while not send(payloads[i]):
+                with lock:
+                    state["retries"] += 1
+                time.sleep(0.05)
+            dt = time.perf_counter() - t0
+            with lock:
+                state["acked"] += spans
+                state["lat"].append(dt)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(inflight)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.put({"acked": state["acked"], "retries": state["retries"], "lat": state["lat"],
+             "ran_out": state["next"] >= len(payloads)})  # fmt: skip
+
+
+def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dict:
+    db = os.path.join(tmp, f"{kind}-{int(rate)}.duckdb")
+    receiver = ReceiverProcess(db, args.receiver_args.split() if args.receiver_args else [])
+    port = receiver.grpc_port if kind == "grpc" else receiver.http_port
+    per_client_rate = (rate or args.max_rate) / args.clients
+    n_requests = int(per_client_rate * args.duration / args.spans * 1.3) + args.inflight
+    ctx = mp.get_context("spawn")
+    out: mp.Queue = ctx.Queue()
+    ready: mp.Queue = ctx.Queue()
+    go: mp.Queue = ctx.Queue()
+    procs = [
+        ctx.Process(target=client_main, args=(kind, port, c + 1, n_requests, args.spans, args.inflight,
+                                              args.duration, rate / args.clients if rate else 0.0, ready, go, out))
+        for c in range(args.clients)
+    ]  # fmt: skip
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get()
+    start_at = time.time() + args.warmup_s
+    for _ in procs:
+        go.put(start_at)
+    results = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    elapsed = args.duration
+    acked = sum(r["acked"] for r in results)
+    lat = sorted(x for r in results for x in r["lat"])
+    t_stop = time.perf_counter()
+    receiver.stop()
+    stop_s = time.perf_counter() - t_stop
+    con = duckdb.connect(db, read_only=True)
+    stored = con.execute("SELECT count(*) FROM spans").fetchall()[0][0]
+    con.close()
+    return {
+        "transport": kind,
+        "offered_rate": rate or "max",
+        "acked_spans": acked,
+        "stored_spans": stored,
+        "committed_spans_per_s": acked / elapsed,
+        "p50_ms": lat[len(lat) // 2] * 1000 if lat else None,
+        "p99_ms": lat[int(len(lat) * 0.99)] * 1000 if lat else None,
+        "retries": sum(r["retries"] for r in results),
+        "ran_out_of_requests": any(r["ran_out"] for r in results),
+        "receiver_peak_rss_mb": receiver.peak_rss / 2**20,
+        "shutdown_s": stop_s,
+    }
+
+
+def ceiling(spans: int, seconds: float = 3.0) -> float:
+    from otel_agent.fold.decode import PROTOBUF, decode_payload
+    from otel_agent.fold.redact import Redactor
+
+    payloads = [make_request(spans, time.time_ns() + i * 10**10, 9_000 + i) for i in range(8)]
+    redactor = Redactor()
+    n = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        decode_payload("traces", PROTOBUF, payloads[n % len(payloads)], redactor, None, 0)
+        n += 1
+    return n * spans / (time.perf_counter() - t0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", type=float, default=20.0)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--inflight", type=int, default=2, help="requests in flight per client")
+    ap.add_argument("--spans", type=int, default=512, help="spans per request")
+    ap.add_argument("--phases", default="grpc,http,paced", help="comma list of grpc, http, paced")
+    ap.add_argument("--paced-rate", type=float, default=20_000)
+    ap.add_argument(
+        "--max-rate", type=float, default=70_000, help="sizes the pre-encoded pool for max phases"
+    )
+    ap.add_argument("--warmup-s", type=float, default=1.0)
+    ap.add_argument("--receiver-args", default="", help="extra arguments for otel-agent serve")
+    ap.add_argument("--json", action="store_true", help="print results as JSON too")
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="otel-agent-bench-")
+    rows = []
+    for phase in args.phases.split(","):
+        kind, rate = ("grpc", args.paced_rate) if phase == "paced" else (phase, 0.0)
+        rows.append(run_phase(kind, args, rate, tmp))
+        r = rows[-1]
+        print(
+            f"{r['transport']:>5} offered={r['offered_rate']!s:>6}  committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
+            f"p50={r['p50_ms']:.1f} ms  p99={r['p99_ms']:.1f} ms  retries={r['retries']}  "
+            f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB"
+            + (
+                "  (clients ran out of pre-encoded requests: raise --max-rate)"
+                if r["ran_out_of_requests"]
+                else ""
+            ),
+            flush=True,
+        )
+    ceil = ceiling(args.spans)
+    print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
+    for r in rows:
+        print(
+            f"  {r['transport']} offered={r['offered_rate']}: {r['committed_spans_per_s'] / ceil:.2f}x the ceiling"
+        )
+    if args.json:
+        print(json.dumps({"phases": rows, "ceiling_spans_per_s": ceil}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+from otel_agent.cli.main import cli
+
+cli()

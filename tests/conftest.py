@@ -1,0 +1,60 @@
+"""Shared fixtures: real receivers on ephemeral loopback ports over real DuckDB files."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_agent.config import ReceiverConfig
+from otel_agent.server.receiver import Receiver
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def make_receiver(tmp_path: Path) -> Iterator[Callable[..., Receiver]]:
+    """Start receivers in this process; each is stopped (and its data committed) at teardown.
+
+    Settings are ReceiverConfig fields; decode_workers defaults to 0 here (decode in the request thread)
+    so tests start fast — tests of the worker-process path pass decode_workers explicitly.
+    """
+    started: list[Receiver] = []
+
+    def start(**overrides: Any) -> Receiver:
+        settings: dict[str, Any] = {
+            "db": str(tmp_path / f"store{len(started)}.duckdb"),
+            "grpc_endpoint": "127.0.0.1:0",
+            "http_endpoint": "127.0.0.1:0",
+            "decode_workers": 0,
+        }
+        settings.update(overrides)
+        receiver = Receiver(ReceiverConfig.resolve(**settings)).start()
+        started.append(receiver)
+        return receiver
+
+    yield start
+    for receiver in started:
+        if receiver._started:
+            receiver.stop()
+
+
+@pytest.fixture
+def receiver(make_receiver: Callable[..., Receiver]) -> Receiver:
+    return make_receiver()
+
+
+def rows(receiver: Receiver, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    """Committed rows, read through a cursor of the receiver's own connection (as the query API does)."""
+    cur = receiver.con.cursor()
+    try:
+        return cur.execute(sql, params or []).fetchall()
+    finally:
+        cur.close()

@@ -1,0 +1,55 @@
+"""Hand-built OTLP requests for tests that need exact control of the bytes (ids, invalid values)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+T0 = 1_764_000_000_000_000_000
+
+
+def any_value(value: Any) -> AnyValue:
+    v = AnyValue()
+    if isinstance(value, bool):
+        v.bool_value = value
+    elif isinstance(value, int):
+        v.int_value = value
+    elif isinstance(value, float):
+        v.double_value = value
+    elif isinstance(value, bytes):
+        v.bytes_value = value
+    elif isinstance(value, list):
+        v.array_value.values.extend(any_value(x) for x in value)
+    elif isinstance(value, dict):
+        v.kvlist_value.values.extend(KeyValue(key=k, value=any_value(x)) for k, x in value.items())
+    elif value is not None:
+        v.string_value = str(value)
+    return v
+
+
+def kvs(attrs: dict[str, Any]) -> list[KeyValue]:
+    return [KeyValue(key=k, value=any_value(v)) for k, v in attrs.items()]
+
+
+def span_request(spans: list[dict[str, Any]], service: str = "svc") -> ExportTraceServiceRequest:
+    """spans: dicts with trace_id/span_id (bytes), optional parent_span_id, name, start, attributes…"""
+    req = ExportTraceServiceRequest()
+    rs = req.resource_spans.add()
+    rs.resource.attributes.extend(kvs({"service.name": service}))
+    ss = rs.scope_spans.add()
+    ss.scope.name = "tests"
+    for i, sp in enumerate(spans):
+        s = ss.spans.add()
+        s.trace_id = sp.get("trace_id", os.urandom(16))
+        s.span_id = sp.get("span_id", os.urandom(8))
+        if sp.get("parent_span_id"):
+            s.parent_span_id = sp["parent_span_id"]
+        s.name = sp.get("name", f"span{i}")
+        s.kind = sp.get("kind", 1)
+        s.start_time_unix_nano = sp.get("start", T0 + i * 1000)
+        s.end_time_unix_nano = sp.get("end", s.start_time_unix_nano + 5000)
+        s.attributes.extend(kvs(sp.get("attributes", {})))
+    return req
