@@ -30,6 +30,10 @@ class UnsupportedMediaTypeError(OtelAgentError):
 class QueueFullError(OtelAgentError):
     """In-flight data is at its bound; the client should retry later (429 / RESOURCE_EXHAUSTED)."""
 
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
 
 class ShuttingDownError(OtelAgentError):
     """The receiver is stopping and accepts nothing new (503 / UNAVAILABLE)."""

@@ -40,6 +40,11 @@ def attrs_json(kvs: Any, redactor: Redactor) -> bytes:
     return _dumps(redactor.apply(d))
 
 
+def attrs_dict(kvs: Any, redactor: Redactor) -> dict[str, Any]:
+    """A repeated ``KeyValue`` field as a dict, for nesting inside other JSON values."""
+    return redactor.apply({kv.key: plain(kv.value) for kv in kvs})
+
+
 def to_json(value: Any) -> bytes:
     return _dumps(value)
 

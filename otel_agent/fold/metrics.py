@@ -10,7 +10,7 @@ import pyarrow as pa
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import attrs_json, resource_info, resource_scope, to_json
+from otel_agent.fold.common import attrs_dict, attrs_json, resource_info, resource_scope, to_json
 from otel_agent.fold.redact import Redactor
 
 TEMPORALITY = ("UNSPECIFIED", "DELTA", "CUMULATIVE")
@@ -88,7 +88,7 @@ def _exemplars(point: Any, redactor: Redactor) -> str | None:
                 "value": getattr(ex, which) if which else None,
                 "trace_id": ex.trace_id.hex() or None,
                 "span_id": ex.span_id.hex() or None,
-                "filtered_attributes": attrs_json(ex.filtered_attributes, redactor),
+                "filtered_attributes": attrs_dict(ex.filtered_attributes, redactor),
             }
         )
     return to_json(out)

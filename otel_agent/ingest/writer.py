@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import random
 import threading
 import time
 from concurrent.futures import Future
@@ -49,6 +50,7 @@ class WriterStats:
     batches: int = 0
     items: int = 0
     failed_commits: int = 0
+    refused: int = 0
 
 
 class Writer:
@@ -71,6 +73,7 @@ class Writer:
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._inflight = 0
+        self._commit_rate = 0.0  # payload bytes committed per second of commit work (moving average)
         self._accepting = True
         self._thread = threading.Thread(target=self._run, name="otel-agent-writer", daemon=True)
         self._thread.start()
@@ -94,11 +97,22 @@ class Writer:
             if not self._accepting:
                 raise ShuttingDownError("the receiver is shutting down")
             if self._inflight and self._inflight + nbytes > self.max_inflight_bytes:
+                self.stats.refused += 1
                 raise QueueFullError(
-                    f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)"
+                    f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
+                    retry_after_s=self.retry_after_s(),
                 )
             self._inflight += nbytes
         return Admission(nbytes)
+
+    def retry_after_s(self) -> float:
+        """A jittered hint for refused clients: about the time to drain what is in flight, at least 1 s.
+
+        Jitter matters: SDK exporters use the server's hint instead of their own randomized backoff, so a
+        fixed hint would bring every refused client back at the same instant.
+        """
+        drain = self._inflight / self._commit_rate if self._commit_rate else 0.0
+        return max(1.0, drain) * random.uniform(0.5, 1.5)
 
     def release(self, admission: Admission) -> None:
         with self._lock:
@@ -165,6 +179,13 @@ class Writer:
                 fut.set_exception(err)
 
     def _commit(self, batches: list[FoldedBatch]) -> None:
+        started = time.monotonic()
+        self._commit_sql(batches)
+        elapsed = max(time.monotonic() - started, 1e-4)
+        rate = sum(b.payload_bytes for b in batches) / elapsed
+        self._commit_rate = rate if not self._commit_rate else 0.8 * self._commit_rate + 0.2 * rate
+
+    def _commit_sql(self, batches: list[FoldedBatch]) -> None:
         con = self.con
         by_signal: dict[str, list[FoldedBatch]] = {}
         for b in batches:

@@ -9,6 +9,7 @@ descriptors of opentelemetry-proto.
 from __future__ import annotations
 
 import logging
+import random
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -59,15 +60,32 @@ def export_response(signal: str, batch: FoldedBatch) -> Any:
     return response
 
 
+def retry_delay_s(exc: BaseException) -> float:
+    """The delay to suggest for a retryable error: the writer's estimate when full, else ~1 s, jittered."""
+    suggested = getattr(exc, "retry_after_s", None)
+    return suggested if suggested is not None else RETRY_AFTER_S * random.uniform(0.5, 1.5)
+
+
 def _abort(context: grpc.ServicerContext, exc: BaseException) -> None:
     mapping = status_for(exc)
     message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
     if not isinstance(exc, OtelAgentError):
         log.exception("unexpected error in a gRPC handler", exc_info=exc)
     if mapping.retryable:
+        # RetryInfo twice: inside the rich status (what the Collector and Go clients read) and on its own
+        # (what the Python SDK exporter reads).
+        delay = retry_delay_s(exc)
+        retry_info = error_details_pb2.RetryInfo(
+            retry_delay={"seconds": int(delay), "nanos": int((delay % 1) * 1e9)}
+        )
         status = status_pb2.Status(code=mapping.grpc_code.value[0], message=message)
-        status.details.add().Pack(error_details_pb2.RetryInfo(retry_delay={"seconds": RETRY_AFTER_S}))
-        context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
+        status.details.add().Pack(retry_info)
+        context.set_trailing_metadata(
+            (
+                ("grpc-status-details-bin", status.SerializeToString()),
+                ("google.rpc.retryinfo-bin", retry_info.SerializeToString()),
+            )
+        )
     context.abort(mapping.grpc_code, message)
 
 

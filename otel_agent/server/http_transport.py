@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import math
 import socket
 import threading
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from otel_agent.api.v1 import query_pb2
 from otel_agent.errors import InvalidPayloadError, OtelAgentError, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
-from otel_agent.server.grpc_transport import RETRY_AFTER_S, export_response
+from otel_agent.server.grpc_transport import export_response, retry_delay_s
 from otel_agent.server.http_body import MEDIA_TYPE, body_format, read_body
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
@@ -54,7 +55,7 @@ def error_response(exc: BaseException, fmt: str, request: Request) -> Response:
     status = status_pb2.Status(code=mapping.grpc_code.value[0], message=message)
     response = _encode(status, fmt, request, mapping.http_status)
     if mapping.retryable:
-        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        response.headers["Retry-After"] = str(max(1, math.ceil(retry_delay_s(exc))))
     return response
 
 
