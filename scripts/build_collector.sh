@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Build (or reuse) the OpenTelemetry Collector described by collector_config/builder-config.yaml.
+#
+# Usage: scripts/build_collector.sh [--force]
+#
+# The last line on stdout is the absolute path of the Collector binary; everything else
+# (builder and go logs) goes to stderr. Nothing is written into the repository:
+#
+#   ${OTEL_AGENT_COLLECTOR_CACHE:-$HOME/.cache/otel_agent/collector}/
+#     tools/builder-<version>/builder     the builder, installed with `go install`
+#     <first 16 hex of sha256(manifest)>/ one directory per manifest content
+#       build/                            generated Go sources (main.go, components.go, go.mod ...)
+#       build/otelcol-otel-agent          the binary
+#       builder-config.yaml               copy of the manifest it was built from
+#       build-info.txt                    when/how it was built, build seconds, size
+#       .complete                         written last: the directory is only reused when present
+#
+# A cache hit (same manifest bytes, .complete present, binary runs) returns in well under a
+# second. Any edit of the manifest changes the hash and so builds into a new directory;
+# tests/collector_binary.py locates the binary with the same rule.
+#
+# Environment:
+#   OTEL_AGENT_COLLECTOR_CACHE       cache root (default $HOME/.cache/otel_agent/collector)
+#   OTEL_AGENT_COLLECTOR_BUILD_JOBS  `go build -p` (default 1: the build shares 2 cores with other work)
+#   OTEL_AGENT_COLLECTOR_NICE        nice increment for the builder and go (default 10)
+#   GOTOOLCHAIN                      default `local` (the Go on PATH, or /usr/local/go/bin/go)
+#   GOPROXY, GOMODCACHE, GOCACHE     honoured as usual (module/build caches live outside the repo)
+set -euo pipefail
+
+force=0
+case "${1:-}" in
+  --force) force=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+  *) echo "usage: $0 [--force]" >&2; exit 2 ;;
+esac
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+manifest="$repo_root/collector_config/builder-config.yaml"
+dist_name=otelcol-otel-agent
+
+home=${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}
+cache_root=${OTEL_AGENT_COLLECTOR_CACHE:-$home/.cache/otel_agent/collector}
+hash=$(sha256sum "$manifest" | cut -c1-16)
+out_dir="$cache_root/$hash"
+binary="$out_dir/build/$dist_name"
+
+log() { echo "build_collector: $*" >&2; }
+
+is_complete() {
+  [[ -f "$out_dir/.complete" && -x "$binary" ]] && "$binary" --version >/dev/null 2>&1
+}
+
+if [[ $force -eq 0 ]] && is_complete; then
+  log "cache hit ($out_dir)"
+  echo "$binary"
+  exit 0
+fi
+
+# --- toolchain --------------------------------------------------------------------------
+if ! command -v go >/dev/null 2>&1; then
+  if [[ -x /usr/local/go/bin/go ]]; then
+    export PATH="$PATH:/usr/local/go/bin"
+  else
+    log "no 'go' on PATH and no /usr/local/go/bin/go; install Go >= 1.25"
+    exit 1
+  fi
+fi
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-p=${OTEL_AGENT_COLLECTOR_BUILD_JOBS:-1}"
+nice_n=${OTEL_AGENT_COLLECTOR_NICE:-10}
+
+# The builder version is pinned in the manifest itself (so it is part of the hash):
+#   # builder: go.opentelemetry.io/collector/cmd/builder v0.161.0
+builder_version=$(sed -n 's|^# builder: go.opentelemetry.io/collector/cmd/builder \(v[0-9][0-9.]*\)\s*$|\1|p' "$manifest" | head -n1)
+if [[ -z "$builder_version" ]]; then
+  log "manifest $manifest lacks the '# builder: go.opentelemetry.io/collector/cmd/builder vX.Y.Z' line"
+  exit 1
+fi
+
+mkdir -p "$cache_root"
+# One build at a time per cache root (parallel test runners, two shells ...).
+exec 9>"$cache_root/.lock"
+if ! flock -n 9; then
+  log "another build holds $cache_root/.lock; waiting"
+  flock 9
+fi
+if [[ $force -eq 0 ]] && is_complete; then   # built by whoever held the lock
+  log "cache hit ($out_dir)"
+  echo "$binary"
+  exit 0
+fi
+
+tools_dir="$cache_root/tools/builder-$builder_version"
+builder="$tools_dir/builder"
+if [[ ! -x "$builder" ]]; then
+  log "installing go.opentelemetry.io/collector/cmd/builder@$builder_version into $tools_dir"
+  mkdir -p "$tools_dir"
+  GOBIN="$tools_dir" nice -n "$nice_n" go install "go.opentelemetry.io/collector/cmd/builder@$builder_version" >&2
+fi
+
+# Build in a staging directory, then move it into place, so an interrupted build never
+# looks like a finished one.
+staging="$cache_root/.staging-$hash-$$"
+rm -rf "$staging"
+mkdir -p "$staging"
+trap 'rm -rf "$staging"' EXIT
+cp "$manifest" "$staging/builder-config.yaml"
+
+log "building $dist_name from $manifest (hash $hash, $(go version | awk '{print $3}'), GOFLAGS=$GOFLAGS, nice $nice_n)"
+start=$(date +%s)
+# output_path in the manifest is relative (./build), so running from $staging keeps
+# everything the builder generates under the cache directory.
+(cd "$staging" && nice -n "$nice_n" "$builder" --config "$staging/builder-config.yaml" >&2)
+secs=$(( $(date +%s) - start ))
+
+"$staging/build/$dist_name" --version >&2
+size=$(stat -c %s "$staging/build/$dist_name")
+cat >"$staging/build-info.txt" <<EOF
+manifest_sha256_prefix=$hash
+built_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+builder=go.opentelemetry.io/collector/cmd/builder@$builder_version
+go=$(go version | awk '{print $3}')
+goflags=$GOFLAGS
+build_seconds=$secs
+binary_bytes=$size
+EOF
+
+rm -rf "$out_dir"
+mv "$staging" "$out_dir"
+trap - EXIT
+touch "$out_dir/.complete"
+log "built in ${secs}s, binary $(( size / 1024 / 1024 )) MiB ($size bytes)"
+echo "$binary"
