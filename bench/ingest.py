@@ -179,6 +179,7 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
     results = [out.get() for _ in procs]
     for p in procs:
         p.join()
+    health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{receiver.http_port}/healthz", timeout=5).read())
     elapsed = args.duration
     acked = sum(r["acked"] for r in results)
     lat = sorted(x for r in results for x in r["lat"])
@@ -200,6 +201,8 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
         "ran_out_of_requests": any(r["ran_out"] for r in results),
         "receiver_peak_rss_mb": receiver.peak_rss / 2**20,
         "shutdown_s": stop_s,
+        "commits": health["commits"],
+        "writer_busy": health["commit_seconds"] / elapsed,
     }
 
 
@@ -241,7 +244,8 @@ def main() -> None:
         print(
             f"{r['transport']:>5} offered={r['offered_rate']!s:>6}  committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
             f"p50={r['p50_ms']:.1f} ms  p99={r['p99_ms']:.1f} ms  retries={r['retries']}  "
-            f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB"
+            f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB  "
+            f"commits={r['commits']} writer busy={r['writer_busy']:.0%}"
             + (
                 "  (clients ran out of pre-encoded requests: raise --max-rate)"
                 if r["ran_out_of_requests"]

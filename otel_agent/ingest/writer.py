@@ -27,15 +27,28 @@ from otel_agent.store.sql_files import read_sql
 
 log = logging.getLogger(__name__)
 
-# signal → (SQL file, {incoming table name: schema})
+# signal → (SQL file prefix in store/ingest/, {incoming table name: schema}). Each prefix has three files:
+# _duplicates.sql (counts stored items), _insert_all.sql (the fast path when none is stored or repeated) and
+# _insert_new.sql (the re-delivery path).
 _SIGNAL_SQL = {
     "traces": (
-        "spans.sql",
+        "spans",
         {"spans": SPANS_SCHEMA, "span_events": SPAN_EVENTS_SCHEMA, "span_links": SPAN_LINKS_SCHEMA},
     ),
-    "logs": ("logs.sql", {"logs": LOGS_SCHEMA}),
-    "metrics": ("metric_points.sql", {"metric_points": METRIC_POINTS_SCHEMA}),
+    "logs": ("logs", {"logs": LOGS_SCHEMA}),
+    "metrics": ("metric_points", {"metric_points": METRIC_POINTS_SCHEMA}),
 }
+# The re-delivery key of each signal's main table (see docs/schema.md).
+_KEYS = {
+    "traces": ["start_time", "trace_id", "span_id"],
+    "logs": ["time", "content_hash"],
+    "metrics": ["time", "content_hash"],
+}
+
+
+def _repeats(table: pa.Table, keys: list[str]) -> int:
+    """Rows of ``table`` whose key appears earlier in it (two copies of one span in one group commit)."""
+    return table.num_rows - table.group_by(keys).aggregate([]).num_rows
 
 
 @dataclass
@@ -51,6 +64,7 @@ class WriterStats:
     items: int = 0
     failed_commits: int = 0
     refused: int = 0
+    commit_seconds: float = 0.0
 
 
 class Writer:
@@ -69,7 +83,10 @@ class Writer:
         self.batch_max_items = batch_max_items
         self.batch_timeout_s = batch_timeout_s
         self.stats = WriterStats()
-        self._sql = {signal: read_sql("ingest", name) for signal, (name, _) in _SIGNAL_SQL.items()}
+        self._sql = {
+            signal: {step: read_sql("ingest", f"{prefix}_{step}.sql") for step in ("duplicates", "insert_all", "insert_new")}
+            for signal, (prefix, _) in _SIGNAL_SQL.items()
+        }
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._inflight = 0
@@ -182,6 +199,7 @@ class Writer:
         started = time.monotonic()
         self._commit_sql(batches)
         elapsed = max(time.monotonic() - started, 1e-4)
+        self.stats.commit_seconds += elapsed
         rate = sum(b.payload_bytes for b in batches) / elapsed
         self._commit_rate = rate if not self._commit_rate else 0.8 * self._commit_rate + 0.2 * rate
 
@@ -194,12 +212,15 @@ class Writer:
         try:
             for signal, members in by_signal.items():
                 _, tables = _SIGNAL_SQL[signal]
+                incoming: dict[str, pa.Table] = {}
                 for name, schema in tables.items():
                     parts = [m.tables[name] for m in members if name in m.tables]
-                    con.register(
-                        "incoming_" + name, pa.concat_tables(parts) if parts else schema.empty_table()
-                    )
-                con.execute(self._sql[signal])
+                    incoming[name] = pa.concat_tables(parts) if parts else schema.empty_table()
+                    con.register("incoming_" + name, incoming[name])
+                sql = self._sql[signal]
+                repeated = _repeats(incoming[next(iter(tables))], _KEYS[signal])
+                (stored,) = con.execute(sql["duplicates"]).fetchall()[0]
+                con.execute(sql["insert_new"] if stored or repeated else sql["insert_all"]).fetchall()
                 for name in tables:
                     con.unregister("incoming_" + name)
             con.execute("COMMIT")

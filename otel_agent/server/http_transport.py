@@ -109,6 +109,8 @@ def build_app(pipeline: IngestPipeline, query: QueryService, max_body_bytes: int
                 "max_inflight_bytes": writer.max_inflight_bytes,
                 "commits": writer.stats.commits,
                 "items_committed": writer.stats.items,
+                "commit_seconds": round(writer.stats.commit_seconds, 3),
+                "refused": writer.stats.refused,
             }
         )
 

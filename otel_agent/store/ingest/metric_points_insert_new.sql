@@ -1,6 +1,6 @@
--- Fold one group commit's metric data points, absorbing re-delivery by (time, content_hash).
 CREATE OR REPLACE TEMP TABLE _dup_points AS
-    SELECT m.time, m.content_hash FROM metric_points m SEMI JOIN incoming_metric_points b USING (time, content_hash);
+    SELECT m.time, m.content_hash
+    FROM metric_points m SEMI JOIN incoming_metric_points b USING (time, content_hash);
 
 INSERT INTO metric_points BY NAME
     SELECT * FROM incoming_metric_points b

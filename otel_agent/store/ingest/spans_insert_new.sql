@@ -1,8 +1,5 @@
--- Fold one group commit's spans into the raw tables, absorbing re-delivery.
--- incoming_spans / incoming_span_events / incoming_span_links are the batch's Arrow tables.
--- A re-delivered span is identical, start_time included, so duplicates are found with a semi join on
--- (start_time, trace_id, span_id): the join pushes the batch's start_time range into the scan of `spans`,
--- and zone maps skip every row group outside it. No index, so the cost does not grow with the table.
+-- Re-delivery path: insert only spans not stored yet (one copy of each), and events and links only with
+-- the spans inserted now, so a re-sent span brings no second copy of anything.
 CREATE OR REPLACE TEMP TABLE _dup_spans AS
     SELECT s.start_time, s.trace_id, s.span_id
     FROM spans s SEMI JOIN incoming_spans b USING (start_time, trace_id, span_id);

@@ -1,6 +1,6 @@
--- Fold one group commit's log records, absorbing re-delivery by (time, content_hash).
 CREATE OR REPLACE TEMP TABLE _dup_logs AS
-    SELECT l.time, l.content_hash FROM logs l SEMI JOIN incoming_logs b USING (time, content_hash);
+    SELECT l.time, l.content_hash
+    FROM logs l SEMI JOIN incoming_logs b USING (time, content_hash);
 
 INSERT INTO logs BY NAME
     SELECT * FROM incoming_logs b

@@ -1,0 +1,1 @@
+INSERT INTO logs BY NAME SELECT * FROM incoming_logs;

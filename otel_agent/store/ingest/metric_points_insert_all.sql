@@ -1,0 +1,1 @@
+INSERT INTO metric_points BY NAME SELECT * FROM incoming_metric_points;
