@@ -48,9 +48,7 @@ def id_or_new(value: str | None, prefix: str, what: str) -> str:
 def check_opaque(value: object, what: str) -> str:
     """An id that crosses a process boundary: letters, digits and ``_ . : -`` only, at most 128 characters."""
     if not isinstance(value, str) or _OPAQUE.fullmatch(value) is None:
-        raise InvalidIdError(
-            f"{what} must be an opaque token ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,127}}), got {value!r}"
-        )
+        raise InvalidIdError(f"{what} must be an opaque token ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,127}}), got {value!r}")
     return value
 
 

@@ -13,7 +13,7 @@ import copy
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from typing import Any, Self, TypeVar
 
 from opentelemetry import context as otel_context
@@ -31,31 +31,35 @@ AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequ
 class Scope:
     """Where code runs: enclosing flow run and step, inherited capture setting, innermost helper."""
 
-    __slots__ = ("run", "step_id", "step_name", "capture", "handle")
+    __slots__ = ("run", "step", "capture", "handle")
 
     def __init__(
         self,
         run: Any = None,
-        step_id: str | None = None,
-        step_name: str | None = None,
+        step: Any = None,
         capture: bool | None = None,
         handle: SpanHelper | None = None,
     ) -> None:
         self.run = run
-        self.step_id = step_id
-        self.step_name = step_name
+        self.step = step
         self.capture = capture
         self.handle = handle
 
+    # Ids are read through the handles, which mint them lazily: with no SDK they are often never needed.
     @property
     def run_id(self) -> str | None:
         return None if self.run is None else self.run.run_id
 
-    def child(self, handle: SpanHelper, **changes: Any) -> Scope:
-        new = Scope(self.run, self.step_id, self.step_name, self.capture, handle)
-        for key, value in changes.items():
-            setattr(new, key, value)
-        return new
+    @property
+    def step_id(self) -> str | None:
+        return None if self.step is None else self.step.step_id
+
+    @property
+    def step_name(self) -> str | None:
+        return None if self.step is None else self.step.name
+
+    def child(self, handle: SpanHelper) -> Scope:
+        return Scope(self.run, self.step, self.capture, handle)
 
 
 ROOT = Scope()
@@ -72,8 +76,9 @@ def base_attributes(scope: Scope, kind: str) -> dict[str, AttributeValue]:
     run = scope.run
     if run is not None:
         attrs[A.RUN_ID] = run.run_id
-    if scope.step_id is not None:
-        attrs[A.STEP_ID] = scope.step_id
+    step = scope.step
+    if step is not None:
+        attrs[A.STEP_ID] = step.step_id
     return attrs
 
 
@@ -122,10 +127,7 @@ class SpanHelper:
     _record_kind = "span"
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
-        self._span: Span | None = None
-        self._otel_token: Token[Any] | None = None
-        self._scope_token: Token[Scope] | None = None
-        self._bind_token: Token[object] | None = None
+        # Only what is read before __enter__; the other slots are assigned there (fewer stores on the no-SDK path).
         self._state = 0  # 0 new, 1 active, 2 done
         self._provider = tracer_provider
 
@@ -137,10 +139,10 @@ class SpanHelper:
         raise NotImplementedError
 
     def _child_scope(self, parent: Scope) -> Scope:
-        return parent.child(self)
+        return Scope(parent.run, parent.step, parent.capture, self)
 
-    def _close(self, span: Span | None) -> None:
-        """Called before the span ends (span is None when telemetry is off)."""
+    def _close(self, span: Span) -> None:
+        """Called before the span ends, only when there is a span (telemetry on)."""
 
     def _after_start(self, span: Span) -> None:
         """Called right after the span started and became current (e.g. to emit a record inside it)."""
@@ -149,23 +151,24 @@ class SpanHelper:
     def __enter__(self) -> Self:
         if self._state:
             raise NotActiveError(f"{type(self).__name__} objects are single-use; create a new one")
-        self._bind_token = _tracer.bind(self._provider) if self._provider is not None else None
+        bind_token = self._bind_token = None if self._provider is None else _tracer.bind(self._provider)
         parent = _SCOPE.get()
         try:
             self._prepare(parent)
         except BaseException:
-            _tracer.unbind(self._bind_token)
+            _tracer.unbind(bind_token)
             raise
         tracer = _tracer.current_tracer()
-        if tracer is not None:
+        if tracer is None:
+            span = self._span = None
+        else:
             name, kind, attrs, links = self._open(parent)
-            span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
-            self._span = span
+            span = self._span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
             self._otel_token = otel_context.attach(trace.set_span_in_context(span))
         self._scope_token = _SCOPE.set(self._child_scope(parent))
         self._state = 1
-        if self._span is not None:
-            self._after_start(self._span)
+        if span is not None:
+            self._after_start(span)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
@@ -173,23 +176,23 @@ class SpanHelper:
             return
         span = self._span
         try:
-            if span is not None and exc is not None:
-                record_error(span, exc)
-            self._close(span)
+            if span is not None:
+                if exc is not None:
+                    record_error(span, exc)
+                self._close(span)
         finally:
             self._state = 2
-            _SCOPE.reset(self._scope_token)  # type: ignore[arg-type]
+            _SCOPE.reset(self._scope_token)
             if span is not None:
                 span.end()
-                otel_context.detach(self._otel_token)  # type: ignore[arg-type]
-            _tracer.unbind(self._bind_token)
+                otel_context.detach(self._otel_token)
+            if self._bind_token is not None:
+                _tracer.unbind(self._bind_token)
 
     async def __aenter__(self) -> Self:
         return self.__enter__()
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object
-    ) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         self.__exit__(exc_type, exc, tb)
 
     # --- decorator ------------------------------------------------------------------------------------------
@@ -215,7 +218,7 @@ class SpanHelper:
     @property
     def span(self) -> Span:
         """The underlying OpenTelemetry span (``INVALID_SPAN`` when telemetry is off or outside the block)."""
-        return self._span if self._span is not None and self._state == 1 else INVALID_SPAN
+        return self._span if self._state == 1 and self._span is not None else INVALID_SPAN
 
     @property
     def active(self) -> bool:

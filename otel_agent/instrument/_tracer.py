@@ -29,6 +29,9 @@ except metadata.PackageNotFoundError:  # running from a source tree that was nev
     INSTRUMENTATION_VERSION = "0.0.0"
 
 _NOOP = object()  # sentinel: "resolved, and it is a no-op"
+# Read once: os.environ lookups cost ~1 µs, half the no-SDK budget. (If set, the API builds the provider from
+# it on the first get_tracer_provider() call, after which the global slot is filled and this is not consulted.)
+_ENV_PROVIDER = bool(os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"))
 _MISSING = object()
 
 # Holds a Tracer, _NOOP, or None (= not bound in this context).
@@ -50,7 +53,7 @@ def tracer_for(provider: TracerProvider | None) -> object:
 def _resolve_global() -> Tracer | None:
     global _global
     slot = getattr(trace, "_TRACER_PROVIDER", _MISSING)
-    if slot is None and not os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"):
+    if slot is None and not _ENV_PROVIDER:
         return None  # nothing set yet; may still be set later, so do not cache
     provider = trace.get_tracer_provider()
     if isinstance(provider, ProxyTracerProvider):

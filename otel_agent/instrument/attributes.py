@@ -43,9 +43,7 @@ OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
 OP_EXECUTE_TOOL: Final = "execute_tool"
 OP_APPLY_GUARDRAIL: Final = "apply_guardrail"
 OP_CHAT: Final = "chat"
-INFERENCE_OPERATIONS: Final = frozenset(
-    {"chat", "text_completion", "generate_content", "embeddings", "retrieval"}
-)
+INFERENCE_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content", "embeddings", "retrieval"})
 
 # --- project names: common ----------------------------------------------------------------------------------
 RECORD_KIND: Final = "otel_agent.record.kind"

@@ -30,12 +30,8 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _count(value: int | None, what: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidValueError(f"{what} must be a non-negative int, got {value!r}")
-    return value
+def _bad_count(value: object, what: str) -> InvalidValueError:
+    return InvalidValueError(f"{what} must be a non-negative int, got {value!r}")
 
 
 class _Call(SpanHelper):
@@ -44,21 +40,21 @@ class _Call(SpanHelper):
     __slots__ = ("_retries", "_cost", "_capture_arg", "_inherited_capture", "_run")
 
     def __init__(self, capture_content: bool | None) -> None:
-        super().__init__()
+        # SpanHelper.__init__ inlined (this is the hottest constructor on the no-SDK path).
+        self._state = 0
+        self._provider = None
         self._retries = 0
         self._cost = 0.0
         self._capture_arg = capture_content
-        self._inherited_capture: bool | None = None
-        self._run: Any = None
 
-    def _count_against_budget(self, parent: Scope, budget: str) -> None:
+    def _prepare(self, parent: Scope) -> None:
+        """Inherit the run's capture setting; count against (and maybe enforce) the run's budgets."""
         self._inherited_capture = parent.capture
-        run = parent.run
-        self._run = run
+        run = self._run = parent.run
         if run is None:
             return
         try:
-            run.count_model_call() if budget == "model_calls" else run.count_tool_call()
+            run.count_model_call() if self._model_call else run.count_tool_call()
         except BudgetExceededError as exc:
             guard_result(f"budget.{exc.budget}", passed=False, reason="budget_exceeded", stage="budget")
             raise
@@ -80,17 +76,19 @@ class _Call(SpanHelper):
 
     def set_cost(self, usd: float) -> None:
         """Cost in USD as reported or computed by the caller; replaces an earlier value; adds to the run."""
-        self._require_active()
-        if isinstance(usd, bool) or not isinstance(usd, int | float) or usd < 0:
+        if self._state != 1:
+            self._require_active()
+        if type(usd) not in (float, int) or usd < 0:
             raise InvalidValueError(f"cost must be a non-negative number of USD, got {usd!r}")
-        delta, self._cost = float(usd) - self._cost, float(usd)
+        usd = float(usd)
+        delta, self._cost = usd - self._cost, usd
         if self._run is not None:
             self._run.add_cost(delta)
         if self._span is not None:
-            self._span.set_attribute(A.COST_USD, self._cost)
+            self._span.set_attribute(A.COST_USD, usd)
 
-    def _close(self, span: Span | None) -> None:
-        if span is not None and self._retries:
+    def _close(self, span: Span) -> None:
+        if self._retries:
             span.set_attribute(A.RETRY_COUNT, self._retries)
 
     def _content(self, key: str, value: Any) -> bool:
@@ -107,6 +105,7 @@ class ProviderCall(_Call):
 
     __slots__ = ("provider", "model", "operation", "data_source_id", "_fallbacks", "_original", "_snapshot")
     _record_kind = A.KIND_PROVIDER_CALL
+    _model_call = True
 
     def __init__(
         self,
@@ -122,9 +121,7 @@ class ProviderCall(_Call):
         if not isinstance(provider, str) or not provider or not isinstance(model, str) or not model:
             raise InvalidValueError("provider and model must be non-empty strings")
         if operation not in A.INFERENCE_OPERATIONS:
-            raise InvalidValueError(
-                f"operation must be one of {sorted(A.INFERENCE_OPERATIONS)}, got {operation!r}"
-            )
+            raise InvalidValueError(f"operation must be one of {sorted(A.INFERENCE_OPERATIONS)}, got {operation!r}")
         self.provider = provider
         self.model = model
         self.operation = operation
@@ -132,9 +129,6 @@ class ProviderCall(_Call):
         self._fallbacks = 0
         self._original: tuple[str, str] | None = None
         self._snapshot = context_snapshot
-
-    def _prepare(self, parent: Scope) -> None:
-        self._count_against_budget(parent, "model_calls")
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs: dict[str, AttributeValue] = {
@@ -160,27 +154,33 @@ class ProviderCall(_Call):
         reasoning_output_tokens: int | None = None,
     ) -> None:
         """Token usage as the provider reported it (input includes cached tokens, per the conventions)."""
-        self._require_active()
-        pairs = (
-            (A.GEN_AI_USAGE_INPUT_TOKENS, _count(input_tokens, "input_tokens")),
-            (A.GEN_AI_USAGE_OUTPUT_TOKENS, _count(output_tokens, "output_tokens")),
-            (
-                A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,
-                _count(cache_read_input_tokens, "cache_read_input_tokens"),
-            ),
-            (
-                A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
-                _count(cache_creation_input_tokens, "cache_creation_input_tokens"),
-            ),
-            (
-                A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,
-                _count(reasoning_output_tokens, "reasoning_output_tokens"),
-            ),
-        )
-        if self._span is not None:
-            for key, value in pairs:
-                if value is not None:
-                    self._span.set_attribute(key, value)
+        if self._state != 1:
+            self._require_active()
+        span = self._span
+        # input/output first, unrolled: the common case, and this is on the no-SDK hot path
+        if input_tokens is not None:
+            if type(input_tokens) is not int or input_tokens < 0:  # bool is rejected too
+                raise _bad_count(input_tokens, "input_tokens")
+            if span is not None:
+                span.set_attribute(A.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
+        if output_tokens is not None:
+            if type(output_tokens) is not int or output_tokens < 0:
+                raise _bad_count(output_tokens, "output_tokens")
+            if span is not None:
+                span.set_attribute(A.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+        if cache_read_input_tokens is None and cache_creation_input_tokens is None and reasoning_output_tokens is None:
+            return
+        for key, value, what in (
+            (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, cache_read_input_tokens, "cache_read_input_tokens"),
+            (A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, cache_creation_input_tokens, "cache_creation_input_tokens"),
+            (A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, reasoning_output_tokens, "reasoning_output_tokens"),
+        ):
+            if value is None:
+                continue
+            if type(value) is not int or value < 0:
+                raise _bad_count(value, what)
+            if span is not None:
+                span.set_attribute(key, value)
 
     def set_response(
         self,
@@ -246,9 +246,10 @@ class ProviderCall(_Call):
         """``gen_ai.output.messages`` when content capture is on."""
         return self._content(A.GEN_AI_OUTPUT_MESSAGES, messages)
 
-    def _close(self, span: Span | None) -> None:
-        super()._close(span)
-        if span is not None and self._fallbacks:
+    def _close(self, span: Span) -> None:
+        if self._retries:
+            span.set_attribute(A.RETRY_COUNT, self._retries)
+        if self._fallbacks:
             span.set_attribute(A.FALLBACK_COUNT, self._fallbacks)
 
 
@@ -257,6 +258,7 @@ class ToolInvocation(_Call):
 
     __slots__ = ("name", "call_id", "tool_type", "provider")
     _record_kind = A.KIND_TOOL
+    _model_call = False
 
     def __init__(
         self,
@@ -274,9 +276,6 @@ class ToolInvocation(_Call):
         self.call_id = None if call_id is None else check_id(call_id, "call_id")
         self.tool_type = tool_type
         self.provider = provider
-
-    def _prepare(self, parent: Scope) -> None:
-        self._count_against_budget(parent, "tool_calls")
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs: dict[str, AttributeValue] = {

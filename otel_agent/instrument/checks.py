@@ -12,11 +12,20 @@ from collections.abc import Sequence
 from opentelemetry.trace import Link, Span, SpanKind
 
 from . import attributes as A
-from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, put
+from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, emit_record, put
+from ._tracer import current_tracer
 from .errors import InvalidValueError
 
 GUARD_OUTCOMES = ("passed", "blocked")
 VERIFIER_OUTCOMES = ("passed", "failed")
+
+
+def _score(score: float | None) -> float | None:
+    if score is None:
+        return None
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        raise InvalidValueError(f"score must be a number, got {score!r}")
+    return float(score)
 
 
 def _name(value: object, what: str) -> str:
@@ -40,12 +49,7 @@ class Guard(SpanHelper):
         self.reason: str | None = None
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        attrs: dict[str, AttributeValue] = {A.GEN_AI_OPERATION_NAME: A.OP_APPLY_GUARDRAIL}
-        attrs.update(base_attributes(parent, A.KIND_GUARD))
-        attrs[A.GUARD_NAME] = self.name
-        put(attrs, A.GUARD_STAGE, self.stage)
-        put(attrs, A.GUARD_TARGET_ID, self.target_id)
-        return f"{A.OP_APPLY_GUARDRAIL} {self.name}", SpanKind.INTERNAL, attrs, None
+        return f"{A.OP_APPLY_GUARDRAIL} {self.name}", SpanKind.INTERNAL, _guard_attrs(parent, self), None
 
     def passed(self, reason: str | None = None) -> None:
         self._set("passed", reason)
@@ -57,12 +61,9 @@ class Guard(SpanHelper):
         self._require_active()
         self.outcome, self.reason = outcome, reason
 
-    def _close(self, span: Span | None) -> None:
-        if span is None or self.outcome is None:
-            return
-        span.set_attribute(A.GUARD_OUTCOME, self.outcome)
-        if self.reason is not None:
-            span.set_attribute(A.GUARD_REASON, self.reason)
+    def _close(self, span: Span) -> None:
+        if self.outcome is not None:
+            span.set_attributes(_guard_outcome({}, self))
 
 
 class Verifier(SpanHelper):
@@ -80,27 +81,44 @@ class Verifier(SpanHelper):
         self.reason: str | None = None
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        attrs = base_attributes(parent, A.KIND_VERIFIER)
-        attrs[A.VERIFIER_NAME] = self.name
-        put(attrs, A.VERIFIER_TARGET_ID, self.target_id)
-        return f"verify {self.name}", SpanKind.INTERNAL, attrs, None
+        return f"verify {self.name}", SpanKind.INTERNAL, _verifier_attrs(parent, self), None
 
     def set_result(self, passed: bool, *, score: float | None = None, reason: str | None = None) -> None:
         self._require_active()
-        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-            raise InvalidValueError(f"score must be a number, got {score!r}")
-        self.outcome = "passed" if passed else "failed"
-        self.score = None if score is None else float(score)
-        self.reason = reason
+        self.outcome, self.score, self.reason = ("passed" if passed else "failed"), _score(score), reason
 
-    def _close(self, span: Span | None) -> None:
-        if span is None or self.outcome is None:
-            return
-        span.set_attribute(A.VERIFIER_OUTCOME, self.outcome)
-        if self.score is not None:
-            span.set_attribute(A.VERIFIER_SCORE, self.score)
-        if self.reason is not None:
-            span.set_attribute(A.VERIFIER_REASON, self.reason)
+    def _close(self, span: Span) -> None:
+        if self.outcome is not None:
+            span.set_attributes(_verifier_outcome({}, self))
+
+
+def _guard_attrs(scope: Scope, g: Guard) -> dict[str, AttributeValue]:
+    attrs: dict[str, AttributeValue] = {A.GEN_AI_OPERATION_NAME: A.OP_APPLY_GUARDRAIL}
+    attrs.update(base_attributes(scope, A.KIND_GUARD))
+    attrs[A.GUARD_NAME] = g.name
+    put(attrs, A.GUARD_STAGE, g.stage)
+    put(attrs, A.GUARD_TARGET_ID, g.target_id)
+    return attrs
+
+
+def _guard_outcome(attrs: dict[str, AttributeValue], g: Guard) -> dict[str, AttributeValue]:
+    put(attrs, A.GUARD_OUTCOME, g.outcome)
+    put(attrs, A.GUARD_REASON, g.reason)
+    return attrs
+
+
+def _verifier_attrs(scope: Scope, v: Verifier) -> dict[str, AttributeValue]:
+    attrs = base_attributes(scope, A.KIND_VERIFIER)
+    attrs[A.VERIFIER_NAME] = v.name
+    put(attrs, A.VERIFIER_TARGET_ID, v.target_id)
+    return attrs
+
+
+def _verifier_outcome(attrs: dict[str, AttributeValue], v: Verifier) -> dict[str, AttributeValue]:
+    put(attrs, A.VERIFIER_OUTCOME, v.outcome)
+    put(attrs, A.VERIFIER_SCORE, v.score)
+    put(attrs, A.VERIFIER_REASON, v.reason)
+    return attrs
 
 
 guard = Guard
@@ -115,10 +133,14 @@ def guard_result(
     stage: str | None = None,
     target_id: str | None = None,
 ) -> str:
-    """Record a finished guard check at once; returns the outcome (``passed`` / ``blocked``)."""
-    with Guard(name, stage=stage, target_id=target_id) as g:
-        g.passed(reason) if passed else g.blocked(reason)
-    return g.outcome  # type: ignore[return-value]
+    """Record a finished guard check at once (zero-length span); returns ``passed`` or ``blocked``."""
+    g = Guard(name, stage=stage, target_id=target_id)
+    g.outcome, g.reason = ("passed" if passed else "blocked"), reason
+    tracer = current_tracer()
+    if tracer is not None:
+        attrs = _guard_outcome(_guard_attrs(current_scope(), g), g)
+        emit_record(f"{A.OP_APPLY_GUARDRAIL} {g.name}", attrs, tracer=tracer)
+    return g.outcome
 
 
 def verifier_result(
@@ -129,7 +151,11 @@ def verifier_result(
     reason: str | None = None,
     target_id: str | None = None,
 ) -> str:
-    """Record a finished verification at once; returns the outcome (``passed`` / ``failed``)."""
-    with Verifier(name, target_id=target_id) as v:
-        v.set_result(passed, score=score, reason=reason)
+    """Record a finished verification at once (zero-length span); returns ``passed`` or ``failed``."""
+    v = Verifier(name, target_id=target_id)
+    v.outcome, v.score, v.reason = ("passed" if passed else "failed"), _score(score), reason
+    tracer = current_tracer()
+    if tracer is not None:
+        attrs = _verifier_outcome(_verifier_attrs(current_scope(), v), v)
+        emit_record(f"verify {v.name}", attrs, tracer=tracer)
     return v.outcome  # type: ignore[return-value]

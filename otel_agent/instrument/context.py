@@ -220,11 +220,7 @@ def _tool_block(selected_tools: Mapping[str, str] | Iterable[tuple[str, str]]) -
 
 def _tokens(block: ContextBlock, tokenizer: Tokenizer) -> int:
     if block.token_count is not None:
-        if (
-            isinstance(block.token_count, bool)
-            or not isinstance(block.token_count, int)
-            or block.token_count < 0
-        ):
+        if isinstance(block.token_count, bool) or not isinstance(block.token_count, int) or block.token_count < 0:
             raise InvalidValueError(f"token_count must be a non-negative int, got {block.token_count!r}")
         return block.token_count
     if block.content is None:
@@ -281,9 +277,7 @@ def assemble_context(
                 used = tokenizer(content)
             else:
                 used = allocated
-            compressions.append(
-                Compression(new_id("cmp"), bid, block.type, COMPRESSION_METHOD, original, used)
-            )
+            compressions.append(Compression(new_id("cmp"), bid, block.type, COMPRESSION_METHOD, original, used))
         else:
             status, used, content = "dropped", 0, None
         remaining[block.type] -= used
@@ -302,9 +296,7 @@ def assemble_context(
             )
         )
 
-    allocations = tuple(
-        Allocation(t, type_shares[t], budgets[t], budgets[t] - remaining[t]) for t in BLOCK_TYPES
-    )
+    allocations = tuple(Allocation(t, type_shares[t], budgets[t], budgets[t] - remaining[t]) for t in BLOCK_TYPES)
     sid = id_or_new(snapshot_id, "ctx", "snapshot_id")
     return ContextSnapshot(
         sid, total_budget_tokens, response_reserve_tokens, allocations, tuple(placed), tuple(compressions)

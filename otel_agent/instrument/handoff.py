@@ -56,9 +56,7 @@ def _code(value: str | None, what: str, *, required: bool = False) -> str | None
             raise ReceiptError(f"{what} is required")
         return None
     if not isinstance(value, str) or _CODE.fullmatch(value) is None:
-        raise ReceiptError(
-            f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {value!r}"
-        )
+        raise ReceiptError(f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {value!r}")
     return value
 
 
@@ -137,9 +135,7 @@ class Receipt(_Transitions):
     def __init__(self, operation_id: str, handoff_id: str, expected_artifact: str | None = None) -> None:
         self.operation_id = _opaque(operation_id, "operation_id")
         self.handoff_id = _opaque(handoff_id, "handoff_id")
-        self.expected_artifact = (
-            None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
-        )
+        self.expected_artifact = None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
         self._receipt_tracer = _tracer.current_tracer()
 
 
@@ -148,9 +144,7 @@ class Delegation(Receipt):
 
     __slots__ = ("carrier", "target")
 
-    def __init__(
-        self, operation_id: str, handoff_id: str, expected_artifact: str, target: str | None
-    ) -> None:
+    def __init__(self, operation_id: str, handoff_id: str, expected_artifact: str, target: str | None) -> None:
         super().__init__(operation_id, handoff_id, expected_artifact)
         self.target = target
         self.carrier: dict[str, str] = {}
@@ -242,9 +236,7 @@ class Acceptance(_Transitions, SpanHelper):
         SpanHelper.__init__(self, tracer_provider)
         op, hid, remote = parse_carrier(carrier)
         self.operation_id, self.handoff_id = op, hid
-        self.expected_artifact = (
-            None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
-        )
+        self.expected_artifact = None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
         self._receipt_tracer: trace.Tracer | None = None
         attrs: dict[str, AttributeValue] = {
             A.LINK_TYPE: LINK_TYPE_HANDOFF,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from opentelemetry.trace import Link, Span, SpanKind, TracerProvider
 
 from . import attributes as A
-from ._ids import check_id, id_or_new
+from ._ids import check_id, new_id
 from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, put
 from .errors import BudgetExceededError, InvalidValueError
 
@@ -22,7 +22,7 @@ class FlowRun(SpanHelper):
 
     __slots__ = (
         "workflow",
-        "run_id",
+        "_run_id",
         "max_model_calls",
         "max_tool_calls",
         "max_cost_usd",
@@ -65,7 +65,7 @@ class FlowRun(SpanHelper):
             raise InvalidValueError(f"max_cost_usd must be a non-negative number, got {max_cost_usd!r}")
         self.workflow = workflow
         self._given_run_id = None if run_id is None else check_id(run_id, "run_id")
-        self.run_id: str | None = self._given_run_id
+        self._run_id: str | None = self._given_run_id
         self.max_model_calls = max_model_calls
         self.max_tool_calls = max_tool_calls
         self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
@@ -95,15 +95,19 @@ class FlowRun(SpanHelper):
             tracer_provider=self._provider,
         )
 
-    def _prepare(self, parent: Scope) -> None:
-        self.run_id = id_or_new(self._given_run_id, "run", "run_id")
+    @property
+    def run_id(self) -> str:
+        """The run id: the one given, or one minted on first use."""
+        if self._run_id is None:
+            self._run_id = new_id("run")
+        return self._run_id
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs: dict[str, AttributeValue] = {
             A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_WORKFLOW,
             A.GEN_AI_WORKFLOW_NAME: self.workflow,
             A.RECORD_KIND: A.KIND_FLOW_RUN,
-            A.RUN_ID: self.run_id,  # type: ignore[dict-item]
+            A.RUN_ID: self.run_id,
         }
         put(attrs, A.GEN_AI_AGENT_NAME, self.agent_name)
         put(attrs, A.GEN_AI_AGENT_ID, self.agent_id)
@@ -116,11 +120,9 @@ class FlowRun(SpanHelper):
     def _child_scope(self, parent: Scope) -> Scope:
         # A nested flow run starts a fresh run scope: steps inside belong to it, not to the outer step.
         capture = self.capture_content if self.capture_content is not None else parent.capture
-        return Scope(self, None, None, capture, self)
+        return Scope(self, None, capture, self)
 
-    def _close(self, span: Span | None) -> None:
-        if span is None:
-            return
+    def _close(self, span: Span) -> None:
         span.set_attribute(A.RUN_USAGE_MODEL_CALLS, self.model_calls)
         span.set_attribute(A.RUN_USAGE_TOOL_CALLS, self.tool_calls)
         span.set_attribute(A.RUN_USAGE_COST_USD, self.cost_usd)
@@ -132,11 +134,7 @@ class FlowRun(SpanHelper):
     # --- budgets --------------------------------------------------------------------------------------------
     @property
     def has_budget(self) -> bool:
-        return (
-            self.max_model_calls is not None
-            or self.max_tool_calls is not None
-            or self.max_cost_usd is not None
-        )
+        return self.max_model_calls is not None or self.max_tool_calls is not None or self.max_cost_usd is not None
 
     @property
     def budget_exceeded(self) -> tuple[str, ...]:
@@ -147,7 +145,7 @@ class FlowRun(SpanHelper):
         if limit is None or used <= limit or name in self._exceeded:
             return
         self._exceeded.append(name)
-        if self._span is not None and self._state == 1:
+        if self._state == 1 and self._span is not None:
             self._span.add_event(
                 A.EVENT_BUDGET_EXCEEDED,
                 {A.BUDGET_NAME: name, A.BUDGET_LIMIT: float(limit), A.BUDGET_USED: float(used)},
@@ -155,11 +153,7 @@ class FlowRun(SpanHelper):
 
     def count_model_call(self) -> None:
         with self._lock:
-            if (
-                self.enforce_budgets
-                and self.max_model_calls is not None
-                and self.model_calls >= self.max_model_calls
-            ):
+            if self.enforce_budgets and self.max_model_calls is not None and self.model_calls >= self.max_model_calls:
                 raise BudgetExceededError("model_calls", self.max_model_calls, self.model_calls)
             if self.enforce_budgets and self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
                 raise BudgetExceededError("cost_usd", self.max_cost_usd, self.cost_usd)
@@ -168,11 +162,7 @@ class FlowRun(SpanHelper):
 
     def count_tool_call(self) -> None:
         with self._lock:
-            if (
-                self.enforce_budgets
-                and self.max_tool_calls is not None
-                and self.tool_calls >= self.max_tool_calls
-            ):
+            if self.enforce_budgets and self.max_tool_calls is not None and self.tool_calls >= self.max_tool_calls:
                 raise BudgetExceededError("tool_calls", self.max_tool_calls, self.tool_calls)
             if self.enforce_budgets and self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
                 raise BudgetExceededError("cost_usd", self.max_cost_usd, self.cost_usd)
@@ -188,7 +178,7 @@ class FlowRun(SpanHelper):
 class Step(SpanHelper):
     """One step of a run: span ``step {name}`` (INTERNAL)."""
 
-    __slots__ = ("name", "step_id", "iteration", "_given_id")
+    __slots__ = ("name", "_step_id", "iteration", "_given_id")
     _record_kind = A.KIND_STEP
 
     def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
@@ -197,31 +187,35 @@ class Step(SpanHelper):
             raise InvalidValueError("step name must be a non-empty string")
         self.name = name
         self._given_id = None if step_id is None else check_id(step_id, "step_id")
-        self.step_id: str | None = self._given_id
+        self._step_id: str | None = self._given_id
         self.iteration = iteration
 
     def __copy__(self) -> Step:
         return Step(self.name, step_id=self._given_id, iteration=self.iteration)
 
-    def _prepare(self, parent: Scope) -> None:
-        self.step_id = id_or_new(self._given_id, "step", "step_id")
+    @property
+    def step_id(self) -> str:
+        """The step id: the one given, or one minted on first use."""
+        if self._step_id is None:
+            self._step_id = new_id("step")
+        return self._step_id
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs: dict[str, AttributeValue] = {A.RECORD_KIND: A.KIND_STEP}
         put(attrs, A.RUN_ID, parent.run_id)
-        attrs[A.STEP_ID] = self.step_id  # type: ignore[assignment]
+        attrs[A.STEP_ID] = self.step_id
         attrs[A.STEP_NAME] = self.name
         put(attrs, A.ITERATION, self.iteration)
         return f"step {self.name}", SpanKind.INTERNAL, attrs, None
 
     def _child_scope(self, parent: Scope) -> Scope:
-        return Scope(parent.run, self.step_id, self.name, parent.capture, self)
+        return Scope(parent.run, self, parent.capture, self)
 
 
 class SkillInvocation(SpanHelper):
     """A skill (``name@version``) used inside a step: span ``skill {name}@{version}`` (INTERNAL)."""
 
-    __slots__ = ("name", "version", "invocation_id", "_given_id")
+    __slots__ = ("name", "version", "_invocation_id", "_given_id")
     _record_kind = A.KIND_SKILL
 
     def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
@@ -231,19 +225,22 @@ class SkillInvocation(SpanHelper):
         self.name = name
         self.version = version
         self._given_id = None if invocation_id is None else check_id(invocation_id, "invocation_id")
-        self.invocation_id: str | None = self._given_id
+        self._invocation_id: str | None = self._given_id
 
     def __copy__(self) -> SkillInvocation:
         return SkillInvocation(self.name, self.version, invocation_id=self._given_id)
 
-    def _prepare(self, parent: Scope) -> None:
-        self.invocation_id = id_or_new(self._given_id, "skill", "invocation_id")
+    @property
+    def invocation_id(self) -> str:
+        if self._invocation_id is None:
+            self._invocation_id = new_id("skill")
+        return self._invocation_id
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs = base_attributes(parent, A.KIND_SKILL)
         attrs[A.SKILL_NAME] = self.name
         attrs[A.SKILL_VERSION] = self.version
-        attrs[A.SKILL_INVOCATION_ID] = self.invocation_id  # type: ignore[assignment]
+        attrs[A.SKILL_INVOCATION_ID] = self.invocation_id
         return f"skill {self.name}@{self.version}", SpanKind.INTERNAL, attrs, None
 
 

@@ -1,0 +1,218 @@
+"""Provider calls and tool invocations: GenAI attributes, usage, cost, retries, fallbacks, content capture."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from instrument_support import Spans, parent_id, span_id
+from opentelemetry.trace import SpanKind
+
+import otel_agent.instrument as oi
+from otel_agent.instrument import attributes as A
+
+MESSAGES = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+
+
+def test_provider_call_span(spans: Spans) -> None:
+    with oi.flow_run("w", run_id="r1"), oi.step("plan", step_id="s1") as st:
+        with oi.provider_call("openai", "gpt-4o") as call:
+            call.set_usage(
+                100, 20, cache_read_input_tokens=40, cache_creation_input_tokens=8, reasoning_output_tokens=5
+            )
+            call.set_response(model="gpt-4o-2024-08-06", response_id="resp_1", finish_reasons=["stop"])
+            call.set_cost(0.0042)
+    s = spans.one("provider_call")
+    assert s.name == "chat gpt-4o" and s.kind is SpanKind.CLIENT
+    assert parent_id(s) == span_id(spans.one("step"))
+    assert dict(s.attributes) == {
+        A.GEN_AI_OPERATION_NAME: "chat",
+        A.GEN_AI_PROVIDER_NAME: "openai",
+        A.GEN_AI_REQUEST_MODEL: "gpt-4o",
+        A.RECORD_KIND: "provider_call",
+        A.RUN_ID: "r1",
+        A.STEP_ID: st.step_id,
+        A.GEN_AI_USAGE_INPUT_TOKENS: 100,
+        A.GEN_AI_USAGE_OUTPUT_TOKENS: 20,
+        A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: 40,
+        A.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: 8,
+        A.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: 5,
+        A.GEN_AI_RESPONSE_MODEL: "gpt-4o-2024-08-06",
+        A.GEN_AI_RESPONSE_ID: "resp_1",
+        A.GEN_AI_RESPONSE_FINISH_REASONS: ("stop",),
+        A.COST_USD: 0.0042,
+    }
+
+
+def test_sampling_relevant_attributes_are_set_at_start(spans: Spans) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+
+    seen: list[dict] = []
+
+    class Recording(Sampler):
+        def should_sample(self, parent_context, trace_id, name, kind=None, attributes=None, links=None):  # noqa: ANN001
+            seen.append({"name": name, "kind": kind, **dict(attributes or {})})
+            return SamplingResult(Decision.DROP)
+
+        def get_description(self) -> str:
+            return "recording"
+
+    with oi.use_tracer_provider(TracerProvider(sampler=Recording())):
+        with oi.provider_call("anthropic", "claude-sonnet"):
+            pass
+        with oi.tool_invocation("web_search"):
+            pass
+    assert seen[0]["name"] == "chat claude-sonnet" and seen[0]["kind"] is SpanKind.CLIENT
+    assert seen[0][A.GEN_AI_OPERATION_NAME] == "chat"
+    assert seen[0][A.GEN_AI_PROVIDER_NAME] == "anthropic" and seen[0][A.GEN_AI_REQUEST_MODEL] == "claude-sonnet"
+    assert seen[1][A.GEN_AI_OPERATION_NAME] == "execute_tool" and seen[1][A.GEN_AI_TOOL_NAME] == "web_search"
+
+
+def test_retries_and_fallbacks_are_events_and_the_span_names_what_served(spans: Spans) -> None:
+    with oi.provider_call("tavily", "search", operation="retrieval", data_source_id="web") as call:
+        assert call.retry("timeout") == 1
+        assert call.retry() == 2
+        call.fallback(to_provider="exa", reason="rate_limited")
+        call.fallback(to_model="search-pro")
+        with pytest.raises(oi.InvalidValueError):
+            call.fallback(to_provider="exa", to_model="search-pro")
+    s = spans.one("provider_call")
+    assert s.name == "retrieval search-pro"
+    assert s.attributes[A.GEN_AI_OPERATION_NAME] == "retrieval"
+    assert s.attributes[A.GEN_AI_DATA_SOURCE_ID] == "web"
+    assert s.attributes[A.GEN_AI_PROVIDER_NAME] == "exa"
+    assert s.attributes[A.GEN_AI_REQUEST_MODEL] == "search-pro"
+    assert s.attributes[A.FALLBACK_ORIGINAL_PROVIDER] == "tavily"
+    assert s.attributes[A.FALLBACK_ORIGINAL_MODEL] == "search"
+    assert s.attributes[A.RETRY_COUNT] == 2
+    assert s.attributes[A.FALLBACK_COUNT] == 2
+    assert [(e.name, dict(e.attributes)) for e in s.events] == [
+        (A.EVENT_RETRY, {A.RETRY_ATTEMPT: 1, A.RETRY_ERROR_TYPE: "timeout"}),
+        (A.EVENT_RETRY, {A.RETRY_ATTEMPT: 2}),
+        (
+            A.EVENT_FALLBACK,
+            {
+                A.FALLBACK_FROM_PROVIDER: "tavily",
+                A.FALLBACK_FROM_MODEL: "search",
+                A.FALLBACK_TO_PROVIDER: "exa",
+                A.FALLBACK_TO_MODEL: "search",
+                A.FALLBACK_REASON: "rate_limited",
+            },
+        ),
+        (
+            A.EVENT_FALLBACK,
+            {
+                A.FALLBACK_FROM_PROVIDER: "exa",
+                A.FALLBACK_FROM_MODEL: "search",
+                A.FALLBACK_TO_PROVIDER: "exa",
+                A.FALLBACK_TO_MODEL: "search-pro",
+            },
+        ),
+    ]
+
+
+def test_no_retry_or_fallback_attributes_when_none_happened(spans: Spans) -> None:
+    with oi.provider_call("openai", "gpt-4o"):
+        pass
+    attrs = spans.one("provider_call").attributes
+    assert A.RETRY_COUNT not in attrs and A.FALLBACK_COUNT not in attrs and A.COST_USD not in attrs
+
+
+def test_cost_replaces_on_the_call_and_adds_to_the_run(spans: Spans) -> None:
+    with oi.flow_run("w") as run:
+        with oi.provider_call("openai", "gpt-4o") as call:
+            call.set_cost(0.5)
+            call.set_cost(0.25)  # corrected figure replaces the estimate
+        with oi.tool_invocation("search") as tool:
+            tool.set_cost(0.1)
+        with pytest.raises(oi.InvalidValueError):
+            with oi.tool_invocation("search") as t2:
+                t2.set_cost(-1)
+    assert run.cost_usd == pytest.approx(0.35)
+    assert spans.one("flow_run").attributes[A.RUN_USAGE_COST_USD] == pytest.approx(0.35)
+    assert spans.kind("provider_call")[0].attributes[A.COST_USD] == 0.25
+
+
+def test_usage_validation() -> None:
+    with oi.provider_call("openai", "gpt-4o") as call:
+        with pytest.raises(oi.InvalidValueError):
+            call.set_usage(-1)
+        with pytest.raises(oi.InvalidValueError):
+            call.set_usage(True)
+
+
+def test_unknown_operation_is_rejected() -> None:
+    with pytest.raises(oi.InvalidValueError):
+        oi.provider_call("openai", "gpt-4o", operation="invoke_agent")
+
+
+def test_tool_invocation_span(spans: Spans) -> None:
+    with oi.flow_run("w", run_id="r"), oi.step("search"):
+        with oi.tool_invocation("web_search", call_id="call_1", provider="tavily") as tool:
+            tool.retry("502")
+    s = spans.one("tool_invocation")
+    assert s.name == "execute_tool web_search" and s.kind is SpanKind.INTERNAL
+    assert s.attributes[A.GEN_AI_OPERATION_NAME] == "execute_tool"
+    assert s.attributes[A.GEN_AI_TOOL_NAME] == "web_search"
+    assert s.attributes[A.GEN_AI_TOOL_CALL_ID] == "call_1"
+    assert s.attributes[A.GEN_AI_TOOL_TYPE] == "function"
+    assert s.attributes[A.TOOL_PROVIDER] == "tavily"
+    assert s.attributes[A.RETRY_COUNT] == 1
+    assert s.attributes[A.RUN_ID] == "r"
+
+
+# --- content capture: argument > enclosing run > configure() > env > off ------------------------------------
+def _capture(spans: Spans, **kwargs: object) -> dict:
+    spans.clear()
+    with oi.provider_call("openai", "gpt-4o", **kwargs) as call:  # type: ignore[arg-type]
+        call.record_input(MESSAGES, system_instructions=[{"type": "text", "content": "be brief"}])
+        call.record_output("plain text is passed through")
+    with oi.tool_invocation("calc", **kwargs) as tool:  # type: ignore[arg-type]
+        tool.record_arguments({"x": 1})
+        tool.record_result({"y": 2})
+    attrs = dict(spans.one("provider_call").attributes)
+    attrs.update(spans.one("tool_invocation").attributes)
+    return attrs
+
+
+CONTENT_KEYS = {
+    A.GEN_AI_INPUT_MESSAGES,
+    A.GEN_AI_OUTPUT_MESSAGES,
+    A.GEN_AI_SYSTEM_INSTRUCTIONS,
+    A.GEN_AI_TOOL_CALL_ARGUMENTS,
+    A.GEN_AI_TOOL_CALL_RESULT,
+}
+
+
+def test_content_is_off_by_default(spans: Spans) -> None:
+    assert CONTENT_KEYS.isdisjoint(_capture(spans))
+
+
+def test_content_on_by_argument_is_json(spans: Spans) -> None:
+    attrs = _capture(spans, capture_content=True)
+    assert json.loads(attrs[A.GEN_AI_INPUT_MESSAGES]) == MESSAGES
+    assert json.loads(attrs[A.GEN_AI_SYSTEM_INSTRUCTIONS]) == [{"type": "text", "content": "be brief"}]
+    assert attrs[A.GEN_AI_OUTPUT_MESSAGES] == "plain text is passed through"
+    assert json.loads(attrs[A.GEN_AI_TOOL_CALL_ARGUMENTS]) == {"x": 1}
+    assert json.loads(attrs[A.GEN_AI_TOOL_CALL_RESULT]) == {"y": 2}
+
+
+@pytest.mark.parametrize("value, expected", [("true", True), ("1", True), ("ON", True), ("no", False), ("junk", False)])
+def test_content_env_variable(spans: Spans, monkeypatch: pytest.MonkeyPatch, value: str, expected: bool) -> None:
+    monkeypatch.setenv(oi.CAPTURE_CONTENT_ENV, value)
+    assert (A.GEN_AI_INPUT_MESSAGES in _capture(spans)) is expected
+
+
+def test_content_precedence(spans: Spans, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(oi.CAPTURE_CONTENT_ENV, "true")
+    assert CONTENT_KEYS.isdisjoint(_capture(spans, capture_content=False))  # argument beats env
+    oi.configure(capture_content=False)
+    assert CONTENT_KEYS.isdisjoint(_capture(spans))  # configure() beats env
+    with oi.flow_run("w", capture_content=True):
+        assert CONTENT_KEYS <= set(_capture(spans))  # enclosing run beats configure()
+        assert CONTENT_KEYS.isdisjoint(_capture(spans, capture_content=False))  # argument beats run
+    monkeypatch.delenv(oi.CAPTURE_CONTENT_ENV)
+    oi.configure()
+    with oi.flow_run("w", capture_content=False):
+        assert CONTENT_KEYS <= set(_capture(spans, capture_content=True))
