@@ -48,9 +48,7 @@ def query_receiver(
         headers["Authorization"] = f"Bearer {token}"
     body = {"sql": sql, "params": params or [], "maxRows": max_rows}
     try:
-        resp = requests.post(
-            url.rstrip("/") + "/v1/query", data=json.dumps(body), headers=headers, timeout=120
-        )
+        resp = requests.post(url.rstrip("/") + "/v1/query", data=json.dumps(body), headers=headers, timeout=120)
     except requests.RequestException as exc:
         raise ReceiverUnreachableError(f"receiver {url} did not answer: {exc}") from exc
     doc = resp.json() if resp.content else {}
@@ -58,8 +56,32 @@ def query_receiver(
         raise QueryRejectedError(f"receiver answered {resp.status_code}: {doc.get('message', resp.text)}")
     columns = [c.get("name", "") for c in doc.get("columns", [])]
     types = [c.get("type", "") for c in doc.get("columns", [])]
-    rows = [tuple(r.get("values", [])) for r in doc.get("rows", [])]
+    rows = [
+        tuple(_restore_int(v, t) for v, t in zip(r.get("values", []), types, strict=False)) for r in doc.get("rows", [])
+    ]
     return QueryResult(columns, types, rows, bool(doc.get("truncated", False)))
+
+
+_INTEGER_TYPES = frozenset(
+    {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"}
+    | {"UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}
+)
+
+
+def _restore_int(value: Any, type_: str) -> Any:
+    """An integer column's value as an int again: protobuf's JSON mapping sends every number as a double
+    (``10`` arrives as ``10.0``) and integers beyond 2^53 as strings, so the CLI would print ``10.0`` live
+    and ``10`` from the file."""
+    if type_ not in _INTEGER_TYPES:
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
 
 
 def open_readonly(dbs: list[str]) -> duckdb.DuckDBPyConnection:

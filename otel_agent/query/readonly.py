@@ -70,6 +70,9 @@ def run_query(
             cur.interrupt()
 
         timer = threading.Timer(timeout_s, interrupt)
+        # A read-only transaction, rolled back afterwards: EXPLAIN is allowed, but EXPLAIN ANALYZE executes
+        # the statement it explains (DELETE, INSERT, CREATE …), which the statement-type check cannot see.
+        cur.execute("BEGIN TRANSACTION READ ONLY")
         timer.start()
         try:
             rel = cur.execute(sql, params or [])
@@ -82,6 +85,10 @@ def run_query(
             raise QueryRejectedError(str(exc)) from exc
         finally:
             timer.cancel()
+            try:
+                cur.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # closing the cursor below ends the transaction anyway
         truncated = len(rows) > max_rows
         return QueryResult(columns, types, rows[:max_rows], truncated)
     finally:

@@ -1,0 +1,270 @@
+"""Redaction before storage: the default rules drop credential-like keys everywhere attributes live (span,
+resource, scope, event, link and log attributes) and keep everything else; custom rules drop, hash (with
+an exact, reproducible digest) or keep; ``no_default_redaction`` turns the defaults off."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+import requests
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Link
+
+from otel_agent.errors import ConfigError
+from tests.conftest import rows
+
+# Credential-like keys the defaults must drop, with values that must never reach the file.
+CREDENTIALS = {
+    "api_key": "sk-live-0001",
+    "authorization": "Bearer tok-0002",
+    "http.request.header.authorization": ["Bearer tok-0003"],
+    "password": "hunter2-0004",
+    "db.password": "pg-pass-0005",
+    "Authorization": "Basic dXNlcjpwYXNz-0006",
+    "x-api-key": "key-0007",
+    "openai.api_key": "sk-proj-0008",
+    "oauth.client_secret": "cs-0009",
+    "auth.refresh_token": "rt-0010",
+    "http.request.header.cookie": ["session=0011"],
+}
+SECRET_VALUES = [
+    "sk-live-0001",
+    "tok-0002",
+    "tok-0003",
+    "hunter2-0004",
+    "pg-pass-0005",
+    "dXNlcjpwYXNz-0006",
+    "key-0007",
+    "sk-proj-0008",
+    "cs-0009",
+    "rt-0010",
+    "session=0011",
+]
+
+# Ordinary keys, several of them near misses of the credential words, that must survive with their types.
+ORDINARY = {
+    "gen_ai.usage.input_tokens": 1234,
+    "gen_ai.usage.output_tokens": 56,
+    "gen_ai.request.max_tokens": 4096,
+    "gen_ai.request.model": "gpt-4o",
+    "gen_ai.request.temperature": 0.25,
+    "http.request.method": "POST",
+    "http.request.header.content-type": ["application/json"],
+    "otel_agent.token_count": 7,
+    "tokenizer": "cl100k_base",
+    "password_policy.min_length": 12,
+    "user.id": "u-42",
+    "cache.hit": False,
+}
+
+TABLES = ("spans", "span_events", "span_links", "logs")
+
+
+def attrs(extra: dict | None = None) -> dict:
+    return {**CREDENTIALS, **ORDINARY, **(extra or {})}
+
+
+def send(receiver, extra: dict | None = None) -> None:
+    """One span (with resource, scope, event and link attributes) and one log record, through the real
+    SDK exporters over gRPC, every attribute set carrying the same keys."""
+    everything = attrs(extra)
+    resource = Resource({"service.name": "redaction-tests", **everything})
+
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=receiver.grpc_address, insecure=True)))
+    tracer = provider.get_tracer("redaction.tests", "1.0", attributes=everything)
+    with tracer.start_as_current_span("linked") as linked:
+        linked_ctx = linked.get_span_context()
+    with tracer.start_as_current_span(
+        "chat gpt-4o", attributes=everything, links=[Link(linked_ctx, everything)]
+    ) as span:
+        span.add_event("gen_ai.choice", everything)
+    provider.shutdown()
+
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(
+        SimpleLogRecordProcessor(OTLPLogExporter(endpoint=receiver.grpc_address, insecure=True))
+    )
+    logs.get_logger("redaction.tests", attributes=everything).emit(body="model call", attributes=everything)
+    logs.shutdown()
+
+
+def stored_attribute_sets(receiver) -> dict[str, dict]:
+    """Every attribute column the send() above filled, parsed from the stored JSON."""
+    (span,) = rows(
+        receiver,
+        "SELECT attributes, resource_attributes, scope_attributes FROM spans WHERE name = 'chat gpt-4o'",
+    )
+    (event,) = rows(receiver, "SELECT attributes FROM span_events")
+    (link,) = rows(receiver, "SELECT attributes FROM span_links")
+    (log,) = rows(receiver, "SELECT attributes, resource_attributes, scope_attributes FROM logs")
+    found = {
+        "span": span[0],
+        "span resource": span[1],
+        "span scope": span[2],
+        "event": event[0],
+        "link": link[0],
+        "log": log[0],
+        "log resource": log[1],
+        "log scope": log[2],
+    }
+    parsed = {where: json.loads(text) for where, text in found.items()}
+    for where in ("span resource", "log resource"):
+        assert parsed[where].pop("service.name") == "redaction-tests", where
+    return parsed
+
+
+def all_stored_text(receiver) -> str:
+    """Every row of every table, as text, to prove a secret is nowhere in the file."""
+    return "\n".join(str(rows(receiver, f"SELECT * FROM {table}")) for table in TABLES)
+
+
+def sha256_of_json(value) -> str:
+    return "sha256:" + hashlib.sha256(json.dumps(value).encode()).hexdigest()
+
+
+def test_defaults_drop_credentials_everywhere_and_keep_the_rest(receiver):
+    send(receiver)
+    for where, stored in stored_attribute_sets(receiver).items():
+        assert stored == ORDINARY, where
+    text = all_stored_text(receiver)
+    for secret in SECRET_VALUES:
+        assert secret not in text
+    # The token counts stay queryable as integers.
+    assert rows(
+        receiver,
+        "SELECT (attributes->>'gen_ai.usage.input_tokens')::BIGINT, "
+        "json_type(attributes, '$.\"gen_ai.usage.output_tokens\"') FROM spans WHERE name = 'chat gpt-4o'",
+    ) == [(1234, "UBIGINT")]
+
+
+def test_defaults_on_otlp_json(receiver):
+    """The OTLP/JSON path folds through the same redactor."""
+    body = {
+        "resourceLogs": [
+            {
+                "resource": {"attributes": [{"key": "api_key", "value": {"stringValue": "sk-json-1"}}]},
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            {
+                                "timeUnixNano": "1764000000000000000",
+                                "body": {"stringValue": "hello"},
+                                "attributes": [
+                                    {"key": "password", "value": {"stringValue": "pw-json-2"}},
+                                    {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "99"}},
+                                ],
+                            }
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
+    resp = requests.post(receiver.http_address + "/v1/logs", json=body, timeout=10)
+    assert resp.status_code == 200
+    assert rows(receiver, "SELECT attributes, resource_attributes FROM logs") == [
+        ('{"gen_ai.usage.input_tokens":99}', "{}")
+    ]
+
+
+@pytest.fixture
+def rules_file(tmp_path):
+    path = tmp_path / "rules.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"match": r"^user\.email$", "action": "hash"},
+                {"match": r"^enduser\.id$", "action": "hash"},
+                {"match": r"^internal\.", "action": "drop"},
+                # Exempts a key the defaults would drop ("secret" is a credential word)...
+                {"match": r"^k8s\.secret$", "action": "keep"},
+                # ...and hashes one they would drop: file rules come first.
+                {"match": r"^db\.password$", "action": "hash"},
+            ]
+        )
+    )
+    return str(path)
+
+
+CUSTOM = {
+    "user.email": "alice@example.com",
+    "USER.EMAIL": "bob@example.com",  # patterns match case-insensitively
+    "enduser.id": 42,
+    "internal.debug_blob": "x" * 40,
+    "internal.note": "drop me",
+    "k8s.secret": "db-credentials",
+}
+
+
+def expected_with_custom_rules() -> dict:
+    return {
+        **ORDINARY,
+        "user.email": "sha256:" + hashlib.sha256(b'"alice@example.com"').hexdigest(),
+        "USER.EMAIL": "sha256:" + hashlib.sha256(b'"bob@example.com"').hexdigest(),
+        "enduser.id": "sha256:" + hashlib.sha256(b"42").hexdigest(),
+        "k8s.secret": "db-credentials",
+        "db.password": "sha256:" + hashlib.sha256(b'"pg-pass-0005"').hexdigest(),
+    }
+
+
+@pytest.mark.parametrize("decode_workers", [0, 1], ids=["inline", "worker-process"])
+def test_custom_rules_hash_drop_keep(make_receiver, rules_file, decode_workers):
+    receiver = make_receiver(redaction_rules=rules_file, decode_workers=decode_workers)
+    send(receiver, CUSTOM)
+    expected = expected_with_custom_rules()
+    # The digest is sha256 of the JSON text of the value, so it can be recomputed to join on it.
+    assert expected["user.email"] == sha256_of_json("alice@example.com")
+    assert expected["enduser.id"] == sha256_of_json(42)
+    for where, stored in stored_attribute_sets(receiver).items():
+        assert stored == expected, where
+    text = all_stored_text(receiver)
+    for plain in ("alice@example.com", "bob@example.com", "drop me", "xxxxxxxxxx", "pg-pass-0005"):
+        assert plain not in text
+    for secret in set(SECRET_VALUES) - {"pg-pass-0005"}:
+        assert secret not in text
+    # Equal inputs hash equally: the digest joins across tables.
+    assert rows(
+        receiver,
+        "SELECT count(*) FROM spans s JOIN logs l ON s.attributes->>'user.email' = l.attributes->>'user.email'",
+    ) == [(1,)]
+
+
+def test_no_default_redaction_keeps_credentials(make_receiver):
+    receiver = make_receiver(no_default_redaction=True)
+    send(receiver)
+    for where, stored in stored_attribute_sets(receiver).items():
+        assert stored == attrs(), where
+
+
+def test_no_default_redaction_with_custom_rules_applies_only_those(make_receiver, rules_file):
+    receiver = make_receiver(no_default_redaction=True, redaction_rules=rules_file)
+    send(receiver, CUSTOM)
+    expected = {**attrs(), **expected_with_custom_rules()}
+    for where, stored in stored_attribute_sets(receiver).items():
+        assert stored == expected, where
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ('{"match": "x", "action": "drop"}', "expected a JSON list"),
+        ('[{"match": "(", "action": "drop"}]', "rule 0 is invalid"),
+        ('[{"match": "x", "action": "drop"}, {"match": "y", "action": "encrypt"}]', "rule 1 is invalid"),
+        ('[{"action": "drop"}]', "rule 0 is invalid"),
+        ("[", "cannot read redaction rules"),
+    ],
+)
+def test_bad_rules_file_is_a_config_error(make_receiver, tmp_path, content, fragment):
+    path = tmp_path / "bad-rules.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=fragment):
+        make_receiver(redaction_rules=str(path))
