@@ -58,6 +58,36 @@ attributes stand for each concept of an agent run, so that any OTel backend show
 those have a name) and otel_agent's SQL can fold them into runs, lineage, artifact history and receipt state.
 The machine-readable source is `otel_agent/instrument/registry.json` (shipped in the package).
 
+## Using the helpers
+
+```python
+import otel_agent.instrument as oi
+
+with oi.flow_run("deep_research", max_model_calls=8, max_cost_usd=0.5) as run:
+    with oi.step("search"):
+        with oi.provider_call("tavily", "search", operation="retrieval") as call:
+            call.retry("timeout")
+            call.fallback(to_provider="exa", reason="rate_limited")
+            call.set_usage(120, 40)
+            call.set_cost(0.002)
+        src = oi.source("https://example.org/a", title="A", provider="exa")
+        ev = oi.evidence_item(src, "the excerpt", confidence="high")
+    with oi.step("synthesize"):
+        report = oi.create_artifact("Agent memory", artifact_type="markdown_report")
+        v1 = report.add_version("# Agent memory\\n- claim [1]", evidence_ids=[ev])
+        claim = oi.claim("claim", confidence="high", artifact_version_id=v1)
+        oi.citation(claim, ev, citation_text="[1]")
+        handoff = oi.delegate("fact_check_report", target="fact_checker")
+        queue.put(handoff.carrier)  # a dict of strings: traceparent (+tracestate) and two opaque ids
+
+# in the worker process
+with oi.accept(carrier, expected_artifact="fact_check_report") as work:
+    work.waiting("approval:fallback_source")
+    oi.flush()
+    ...
+    work.completed("artv_42")
+```
+
 ## Principles
 
 - **Standard names first.** `gen_ai.*` attributes, operation names (`invoke_workflow`, `chat`, `execute_tool`,
@@ -71,6 +101,8 @@ The machine-readable source is `otel_agent/instrument/registry.json` (shipped in
   receipt transitions) is a span that starts and ends at once, as a child of the current span. It reaches the
   backend promptly even while its step, run or the worker's long job is still running, over a traces-only
   pipeline. Each has a stable id attribute (caller-supplied or generated) and refers to other records by id only.
+  With a `BatchSpanProcessor` a record leaves at the processor's next export (every 5 s by default); call
+  `otel_agent.instrument.flush()` right after a transition when the process may exit or block for long.
 - **Run and step on every span.** Everything inside a flow run carries `otel_agent.run.id`; everything inside a
   step carries `otel_agent.step.id`. No parent walking needed to attribute a record, even if its parents were
   never exported.

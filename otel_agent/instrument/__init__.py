@@ -8,7 +8,7 @@ as ``docs/semconv.md``."""
 from __future__ import annotations
 
 from ._scope import SpanHelper, current_operation
-from ._tracer import use_tracer_provider
+from ._tracer import flush, use_tracer_provider
 from .artifacts import Artifact, add_artifact_version, create_artifact
 from .calls import ProviderCall, ToolInvocation, provider_call, tool_invocation
 from .checks import Guard, Verifier, guard, guard_result, verifier, verifier_result
@@ -81,6 +81,7 @@ __all__ = [
     "delegate",
     "evidence_item",
     "flow_run",
+    "flush",
     "guard",
     "guard_result",
     "load_registry",

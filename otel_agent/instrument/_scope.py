@@ -58,9 +58,6 @@ class Scope:
     def step_name(self) -> str | None:
         return None if self.step is None else self.step.name
 
-    def child(self, handle: SpanHelper) -> Scope:
-        return Scope(self.run, self.step, self.capture, handle)
-
 
 ROOT = Scope()
 _SCOPE: ContextVar[Scope] = ContextVar("otel_agent_scope", default=ROOT)
@@ -123,8 +120,6 @@ class SpanHelper:
     """
 
     __slots__ = ("_span", "_otel_token", "_scope_token", "_bind_token", "_state", "_provider")
-
-    _record_kind = "span"
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         # Only what is read before __enter__; the other slots are assigned there (fewer stores on the no-SDK path).

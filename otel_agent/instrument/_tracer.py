@@ -34,9 +34,11 @@ _NOOP = object()  # sentinel: "resolved, and it is a no-op"
 _ENV_PROVIDER = bool(os.environ.get("OTEL_PYTHON_TRACER_PROVIDER"))
 _MISSING = object()
 
-# Holds a Tracer, _NOOP, or None (= not bound in this context).
+# Holds a Tracer, _NOOP, or None (= not bound in this context); the provider beside it serves flush() only.
 _BOUND: ContextVar[object] = ContextVar("otel_agent_bound_tracer", default=None)
+_BOUND_PROVIDER: ContextVar[TracerProvider | None] = ContextVar("otel_agent_bound_provider", default=None)
 _configured: object = None  # Tracer, _NOOP or None
+_configured_provider: TracerProvider | None = None
 _global: object = None  # cached once the global provider is known (it can be set only once)
 
 
@@ -74,31 +76,49 @@ def current_tracer() -> Tracer | None:
     return None if bound is _NOOP else bound  # type: ignore[return-value]
 
 
-def bind(provider: TracerProvider | None) -> Token[object] | None:
-    """Bind ``provider`` to the current context; returns a token for ``unbind`` (None: nothing bound)."""
+Binding = tuple[Token[object], Token[TracerProvider | None]]
+
+
+def bind(provider: TracerProvider | None) -> Binding | None:
+    """Bind ``provider`` to the current context; returns tokens for ``unbind`` (None: nothing bound)."""
     if provider is None:
         return None
-    return _BOUND.set(tracer_for(provider))
+    return _BOUND.set(tracer_for(provider)), _BOUND_PROVIDER.set(provider)
 
 
-def unbind(token: Token[object] | None) -> None:
-    if token is not None:
-        _BOUND.reset(token)
+def unbind(tokens: Binding | None) -> None:
+    if tokens is not None:
+        _BOUND_PROVIDER.reset(tokens[1])
+        _BOUND.reset(tokens[0])
 
 
 @contextmanager
 def use_tracer_provider(provider: TracerProvider) -> Iterator[None]:
     """Emit through ``provider`` inside this block (and tasks started in it); the global is untouched."""
-    token = _BOUND.set(tracer_for(provider))
+    tokens = bind(provider)
     try:
         yield
     finally:
-        _BOUND.reset(token)
+        unbind(tokens)
+
+
+def current_provider() -> TracerProvider:
+    """The provider the helpers emit through here (bound > configured > global)."""
+    return _BOUND_PROVIDER.get() or _configured_provider or trace.get_tracer_provider()
+
+
+def flush(timeout_millis: int = 30_000) -> bool:
+    """Export what the current provider has buffered now (e.g. right after a receipt transition in a worker
+    that may die, or before a long wait). False if the provider reports a timeout; True when it has nothing
+    to flush (no SDK)."""
+    force_flush = getattr(current_provider(), "force_flush", None)
+    return True if force_flush is None else bool(force_flush(timeout_millis))
 
 
 def set_configured_provider(provider: TracerProvider | None) -> None:
-    global _configured
+    global _configured, _configured_provider
     _configured = tracer_for(provider)
+    _configured_provider = provider
 
 
 def reset_global_cache() -> None:

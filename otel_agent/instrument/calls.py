@@ -104,7 +104,6 @@ class ProviderCall(_Call):
     """A model call: span ``{operation} {model}`` (CLIENT) with GenAI usage, cost, retries and fallbacks."""
 
     __slots__ = ("provider", "model", "operation", "data_source_id", "_fallbacks", "_original", "_snapshot")
-    _record_kind = A.KIND_PROVIDER_CALL
     _model_call = True
 
     def __init__(
@@ -257,7 +256,6 @@ class ToolInvocation(_Call):
     """A tool execution: span ``execute_tool {name}`` (INTERNAL)."""
 
     __slots__ = ("name", "call_id", "tool_type", "provider")
-    _record_kind = A.KIND_TOOL
     _model_call = False
 
     def __init__(

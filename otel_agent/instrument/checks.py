@@ -38,7 +38,6 @@ class Guard(SpanHelper):
     """A guard check; call ``passed()`` or ``blocked(reason)`` before the block ends (else no outcome)."""
 
     __slots__ = ("name", "stage", "target_id", "outcome", "reason")
-    _record_kind = A.KIND_GUARD
 
     def __init__(self, name: str, *, stage: str | None = None, target_id: str | None = None) -> None:
         super().__init__()
@@ -70,7 +69,6 @@ class Verifier(SpanHelper):
     """A verification of some output; call ``set_result(passed, score=, reason=)`` before the block ends."""
 
     __slots__ = ("name", "target_id", "outcome", "score", "reason")
-    _record_kind = A.KIND_VERIFIER
 
     def __init__(self, name: str, *, target_id: str | None = None) -> None:
         super().__init__()

@@ -224,7 +224,6 @@ class Acceptance(_Transitions, SpanHelper):
     """The worker's side: a CONSUMER span linked to the delegating span; records *accepted* on entry."""
 
     __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_link")
-    _record_kind = A.KIND_HANDOFF_WORK
 
     def __init__(
         self,

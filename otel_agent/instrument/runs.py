@@ -38,7 +38,6 @@ class FlowRun(SpanHelper):
         "_lock",
         "_given_run_id",
     )
-    _record_kind = A.KIND_FLOW_RUN
 
     def __init__(
         self,
@@ -179,7 +178,6 @@ class Step(SpanHelper):
     """One step of a run: span ``step {name}`` (INTERNAL)."""
 
     __slots__ = ("name", "_step_id", "iteration", "_given_id")
-    _record_kind = A.KIND_STEP
 
     def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
         super().__init__()
@@ -216,7 +214,6 @@ class SkillInvocation(SpanHelper):
     """A skill (``name@version``) used inside a step: span ``skill {name}@{version}`` (INTERNAL)."""
 
     __slots__ = ("name", "version", "_invocation_id", "_given_id")
-    _record_kind = A.KIND_SKILL
 
     def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
         super().__init__()

@@ -216,3 +216,18 @@ def test_content_precedence(spans: Spans, monkeypatch: pytest.MonkeyPatch) -> No
     oi.configure()
     with oi.flow_run("w", capture_content=False):
         assert CONTENT_KEYS <= set(_capture(spans, capture_content=True))
+
+
+def test_provider_call_as_decorator_uses_a_fresh_call_each_time(spans: Spans) -> None:
+    @oi.provider_call("openai", "gpt-4o")
+    def ask(n: int) -> int:
+        call = oi.current_operation()
+        assert isinstance(call, oi.ProviderCall)
+        call.set_usage(n, n)
+        call.set_cost(0.01)
+        return n
+
+    with oi.flow_run("w") as run:
+        assert [ask(1), ask(2)] == [1, 2]
+    assert run.model_calls == 2 and run.cost_usd == pytest.approx(0.02)
+    assert [s.attributes[A.GEN_AI_USAGE_INPUT_TOKENS] for s in spans.kind("provider_call")] == [1, 2]

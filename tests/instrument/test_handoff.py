@@ -240,3 +240,22 @@ def test_concurrent_handoffs_across_asyncio_tasks(spans: Spans) -> None:
                 "completed",
             ):
                 assert parent_id(t) == span_id(work_span)
+
+
+def test_flush_pushes_a_buffered_transition_out_now() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=60_000))
+    try:
+        with oi.use_tracer_provider(provider):
+            d = oi.delegate("report")
+            assert exporter.get_finished_spans() == ()  # buffered by the batch processor
+            assert oi.flush() is True
+        assert [s.name for s in exporter.get_finished_spans()] == ["otel_agent.receipt.delegated"]
+        assert exporter.get_finished_spans()[0].attributes[A.RECEIPT_HANDOFF_ID] == d.handoff_id
+    finally:
+        provider.shutdown()

@@ -95,3 +95,11 @@ def test_no_sdk_helpers_run_emit_nothing_and_still_work() -> None:
 def test_capture_env_without_sdk_is_harmless() -> None:
     out = run_script({"OTEL_AGENT_CAPTURE_CONTENT": "true"})
     assert out["recorded_input"] is False and out["tracer"] == "None"
+
+
+def test_flush_without_sdk_is_a_harmless_true() -> None:
+    code = "import otel_agent.instrument as oi; print(oi.flush())"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert (result.returncode, result.stdout.strip(), result.stderr) == (0, "True", "")

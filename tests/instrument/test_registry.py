@@ -157,3 +157,20 @@ def test_doc_mentions_every_attribute_and_record_kind() -> None:
         assert f"`{a['name']}`" in doc
     for kind in A.RECORD_KINDS:
         assert f"`{kind}`" in doc
+
+
+def test_doc_usage_example_runs(spans: Spans) -> None:
+    import queue
+
+    doc = (ROOT / "docs" / "semconv.md").read_text()
+    code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)  # type: ignore[union-attr]
+    code = code.replace("    ...\n", "").replace("# in the worker process\n", "carrier = queue.get()\n")
+    exec(compile(code, "semconv.md", "exec"), {"queue": queue.Queue()})
+    kinds = [s.attributes[A.RECORD_KIND] for s in spans.all]
+    assert {"flow_run", "provider_call", "evidence_item", "artifact_version", "handoff_work"} <= set(kinds)
+    assert [t.attributes[A.RECEIPT_TRANSITION] for t in spans.kind("receipt_transition")] == [
+        "delegated",
+        "accepted",
+        "waiting",
+        "completed",
+    ]
