@@ -99,9 +99,7 @@ def make_request(n_spans: int, start_ns: int, seed: int, spacing_ns: int = 20_00
         s.span_id = os.urandom(8)
         s.parent_span_id = parent
         s.name = (
-            "chat gpt-4o"
-            if i % 4 < 2
-            else ("execute_tool web_search" if i % 4 == 2 else "invoke_agent researcher")
+            "chat gpt-4o" if i % 4 < 2 else ("execute_tool web_search" if i % 4 == 2 else "invoke_agent researcher")
         )
         s.kind = 3 if i % 4 < 2 else 1
         st = start_ns + i * spacing_ns

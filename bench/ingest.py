@@ -49,6 +49,7 @@ class ReceiverProcess:
                "--log-level", "warning", *extra]  # fmt: skip
         self.proc = subprocess.Popen(cmd)
         self.peak_rss = 0
+        self.peak_main_rss = 0
         self._stop = threading.Event()
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -66,11 +67,20 @@ class ReceiverProcess:
         root = psutil.Process(self.proc.pid)
         while not self._stop.is_set():
             try:
-                rss = root.memory_info().rss + sum(c.memory_info().rss for c in root.children(recursive=True))
+                main = root.memory_info().rss
+                rss = main + sum(c.memory_info().rss for c in root.children(recursive=True))
                 self.peak_rss = max(self.peak_rss, rss)
+                self.peak_main_rss = max(self.peak_main_rss, main)
             except psutil.Error:
                 pass
             time.sleep(0.1)
+
+    def cpu_seconds(self) -> tuple[float, float]:
+        """(receiver main process, its decode workers) CPU seconds so far."""
+        root = psutil.Process(self.proc.pid)
+        main = sum(root.cpu_times()[:2])
+        workers = sum(sum(c.cpu_times()[:2]) for c in root.children(recursive=True))
+        return main, workers
 
     def stop(self) -> None:
         self._stop.set()
@@ -79,15 +89,20 @@ class ReceiverProcess:
 
 
 def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, inflight: int, duration: float,
-                rate: float, ready: mp.Queue, go: mp.Queue, out: mp.Queue) -> None:  # fmt: skip
-    base = time.time_ns() + seed * 10**12
-    payloads = [make_request(spans, base + i * spans * 20_000, seed * 100_000 + i) for i in range(n_requests)]
+                rate: float, max_rate: float, ready: mp.Queue, go: mp.Queue, out: mp.Queue) -> None:  # fmt: skip
+    # Every client's spans start "now" and move forward in time, as live traffic does (spans of all clients
+    # interleave in time; ids are unique per client and request).
+    base = time.time_ns()
+    # Span time advances as fast as real time at the client's expected rate, so end times follow arrival.
+    spacing = int(1e9 / (rate or max_rate))
+    payloads = [
+        make_request(spans, base + i * spans * spacing, seed * 100_000 + i, spacing_ns=spacing)
+        for i in range(n_requests)
+    ]
     if kind == "grpc":
         import grpc
 
-        channel = grpc.insecure_channel(
-            f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 << 20)]
-        )
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 << 20)])
         call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
 
         def send(body: bytes) -> bool:
@@ -164,21 +179,40 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
     out: mp.Queue = ctx.Queue()
     ready: mp.Queue = ctx.Queue()
     go: mp.Queue = ctx.Queue()
+    client_rate = rate / args.clients if rate else 0.0
     procs = [
-        ctx.Process(target=client_main, args=(kind, port, c + 1, n_requests, args.spans, args.inflight,
-                                              args.duration, rate / args.clients if rate else 0.0, ready, go, out))
+        ctx.Process(
+            target=client_main,
+            args=(
+                kind,
+                port,
+                c + 1,
+                n_requests,
+                args.spans,
+                args.inflight,
+                args.duration,
+                client_rate,
+                args.max_rate / args.clients,
+                ready,
+                go,
+                out,
+            ),
+        )  # fmt: skip
         for c in range(args.clients)
-    ]  # fmt: skip
+    ]
     for p in procs:
         p.start()
     for _ in procs:
         ready.get()
     start_at = time.time() + args.warmup_s
+    time.sleep(max(0.0, start_at - time.time()))
+    cpu_before = receiver.cpu_seconds()
     for _ in procs:
         go.put(start_at)
     results = [out.get() for _ in procs]
     for p in procs:
         p.join()
+    cpu_after = receiver.cpu_seconds()
     health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{receiver.http_port}/healthz", timeout=5).read())
     elapsed = args.duration
     acked = sum(r["acked"] for r in results)
@@ -200,9 +234,13 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
         "retries": sum(r["retries"] for r in results),
         "ran_out_of_requests": any(r["ran_out"] for r in results),
         "receiver_peak_rss_mb": receiver.peak_rss / 2**20,
+        "receiver_main_peak_rss_mb": receiver.peak_main_rss / 2**20,
         "shutdown_s": stop_s,
         "commits": health["commits"],
         "writer_busy": health["commit_seconds"] / elapsed,
+        "cpu_main_cores": (cpu_after[0] - cpu_before[0]) / elapsed,
+        "cpu_workers_cores": (cpu_after[1] - cpu_before[1]) / elapsed,
+        "writer_stage_seconds": health["commit_stage_seconds"],
     }
 
 
@@ -228,9 +266,7 @@ def main() -> None:
     ap.add_argument("--spans", type=int, default=512, help="spans per request")
     ap.add_argument("--phases", default="grpc,http,paced", help="comma list of grpc, http, paced")
     ap.add_argument("--paced-rate", type=float, default=20_000)
-    ap.add_argument(
-        "--max-rate", type=float, default=70_000, help="sizes the pre-encoded pool for max phases"
-    )
+    ap.add_argument("--max-rate", type=float, default=70_000, help="sizes the pre-encoded pool for max phases")
     ap.add_argument("--warmup-s", type=float, default=1.0)
     ap.add_argument("--receiver-args", default="", help="extra arguments for otel-agent serve")
     ap.add_argument("--json", action="store_true", help="print results as JSON too")
@@ -242,23 +278,20 @@ def main() -> None:
         rows.append(run_phase(kind, args, rate, tmp))
         r = rows[-1]
         print(
-            f"{r['transport']:>5} offered={r['offered_rate']!s:>6}  committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
+            f"{r['transport']:>5} offered={r['offered_rate']!s:>6}  "
+            f"committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
             f"p50={r['p50_ms']:.1f} ms  p99={r['p99_ms']:.1f} ms  retries={r['retries']}  "
-            f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB  "
-            f"commits={r['commits']} writer busy={r['writer_busy']:.0%}"
-            + (
-                "  (clients ran out of pre-encoded requests: raise --max-rate)"
-                if r["ran_out_of_requests"]
-                else ""
-            ),
+            f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB "
+            f"(main process {r['receiver_main_peak_rss_mb']:.0f} MB)  "
+            f"commits={r['commits']} writer busy={r['writer_busy']:.0%}  "
+            f"CPU cores: receiver {r['cpu_main_cores']:.2f} + decode workers {r['cpu_workers_cores']:.2f}"
+            + ("  (clients ran out of pre-encoded requests: raise --max-rate)" if r["ran_out_of_requests"] else ""),
             flush=True,
         )
     ceil = ceiling(args.spans)
     print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
     for r in rows:
-        print(
-            f"  {r['transport']} offered={r['offered_rate']}: {r['committed_spans_per_s'] / ceil:.2f}x the ceiling"
-        )
+        print(f"  {r['transport']} offered={r['offered_rate']}: {r['committed_spans_per_s'] / ceil:.2f}x the ceiling")
     if args.json:
         print(json.dumps({"phases": rows, "ceiling_spans_per_s": ceil}, indent=2))
 

@@ -39,16 +39,11 @@ SETTINGS: tuple[Setting, ...] = (
         "queue_max_bytes",
         64 * MiB,
         int,
-        "Bound on in-flight request bytes (decoding, queued, committing); beyond it: 429 / "
-        "RESOURCE_EXHAUSTED.",
+        "Bound on in-flight request bytes (decoding, queued, committing); beyond it: 429 / RESOURCE_EXHAUSTED.",
     ),
     Setting("batch_max_items", 50_000, int, "Most spans/records/points one group commit takes."),
-    Setting(
-        "batch_timeout_ms", 0, int, "How long the writer waits to grow a group commit (0: commit at once)."
-    ),
-    Setting(
-        "decode_workers", 2, int, "Worker processes that decode OTLP (0: decode in the request threads)."
-    ),
+    Setting("batch_timeout_ms", 0, int, "How long the writer waits to grow a group commit (0: commit at once)."),
+    Setting("decode_workers", 2, int, "Worker processes that decode OTLP (0: decode in the request threads)."),
     Setting("tokens_file", None, str, "JSON file of bearer tokens → principal and roles; enables auth."),
     Setting("insecure", False, bool, "Allow binding a non-loopback address without a tokens file.", True),
     Setting("redaction_rules", None, str, "JSON file of redaction rules (regex → drop | hash | keep)."),
@@ -61,9 +56,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("query_max_rows", 10_000, int, "Row cap of the read-only query API."),
     Setting("query_timeout_s", 10.0, float, "Time limit in seconds of the read-only query API."),
-    Setting(
-        "checkpoint_threshold", "256MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."
-    ),
+    Setting("checkpoint_threshold", "256MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
     Setting("log_level", "info", str, "debug, info, warning or error."),
 )

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import grpc
-
 
 class OtelAgentError(Exception):
     """Base class of every error this package raises on purpose."""
@@ -73,26 +71,30 @@ class NotFoundError(OtelAgentError):
 
 @dataclass(frozen=True)
 class StatusMapping:
-    grpc_code: grpc.StatusCode
+    """``grpc_code`` is the name of a ``grpc.StatusCode`` member (this module does not import grpc, so the
+    decode worker processes stay small); ``code`` is its number, as used in ``google.rpc.Status``."""
+
+    grpc_code: str
+    code: int
     http_status: int
     retryable: bool
 
 
 _MAPPING: dict[type[OtelAgentError], StatusMapping] = {
-    InvalidPayloadError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 400, False),
-    PayloadTooLargeError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 413, False),
-    UnsupportedMediaTypeError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 415, False),
-    QueryRejectedError: StatusMapping(grpc.StatusCode.INVALID_ARGUMENT, 400, False),
-    NotFoundError: StatusMapping(grpc.StatusCode.NOT_FOUND, 404, False),
-    QueryTimeoutError: StatusMapping(grpc.StatusCode.DEADLINE_EXCEEDED, 408, False),
-    QueueFullError: StatusMapping(grpc.StatusCode.RESOURCE_EXHAUSTED, 429, True),
-    ShuttingDownError: StatusMapping(grpc.StatusCode.UNAVAILABLE, 503, True),
-    StorageError: StatusMapping(grpc.StatusCode.UNAVAILABLE, 503, True),
-    UnauthenticatedError: StatusMapping(grpc.StatusCode.UNAUTHENTICATED, 401, False),
-    PermissionDeniedError: StatusMapping(grpc.StatusCode.PERMISSION_DENIED, 403, False),
+    InvalidPayloadError: StatusMapping("INVALID_ARGUMENT", 3, 400, False),
+    PayloadTooLargeError: StatusMapping("INVALID_ARGUMENT", 3, 413, False),
+    UnsupportedMediaTypeError: StatusMapping("INVALID_ARGUMENT", 3, 415, False),
+    QueryRejectedError: StatusMapping("INVALID_ARGUMENT", 3, 400, False),
+    NotFoundError: StatusMapping("NOT_FOUND", 5, 404, False),
+    QueryTimeoutError: StatusMapping("DEADLINE_EXCEEDED", 4, 408, False),
+    QueueFullError: StatusMapping("RESOURCE_EXHAUSTED", 8, 429, True),
+    ShuttingDownError: StatusMapping("UNAVAILABLE", 14, 503, True),
+    StorageError: StatusMapping("UNAVAILABLE", 14, 503, True),
+    UnauthenticatedError: StatusMapping("UNAUTHENTICATED", 16, 401, False),
+    PermissionDeniedError: StatusMapping("PERMISSION_DENIED", 7, 403, False),
 }
 
-_INTERNAL = StatusMapping(grpc.StatusCode.INTERNAL, 500, False)
+_INTERNAL = StatusMapping("INTERNAL", 13, 500, False)
 
 
 def status_for(error: BaseException) -> StatusMapping:

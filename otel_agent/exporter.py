@@ -1,9 +1,9 @@
 """``DuckDBSpanExporter``: an OpenTelemetry SDK span exporter that writes straight into an otel_agent store,
 for agents that want no server.
 
-It goes through the receiver's own code: the SDK's OTLP encoder builds the ExportTraceServiceRequest that
-would have gone on the wire, ``fold_traces`` turns it into the same Arrow tables, and the same ``Writer``
-commits them with the same dedupe. One implementation of "OTLP into tables".
+It goes through the receiver's own code: the SDK's OTLP encoder builds the ExportTraceServiceRequest bytes
+that would have gone on the wire, ``decode_payload`` folds them into the same Arrow tables, and the same
+``Writer`` commits them with the same dedupe. One implementation of "OTLP into tables".
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
-from otel_agent.fold.traces import fold_traces
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
 
@@ -47,10 +47,9 @@ class DuckDBSpanExporter(SpanExporter):
             return SpanExportResult.FAILURE
         if not spans:
             return SpanExportResult.SUCCESS
-        request = encode_spans(spans)
+        payload = encode_spans(spans).SerializeToString()
         with self._lock:
-            batch = fold_traces(request, self._redactor, self._principal, time.time_ns() // 1000)
-        batch.payload_bytes = request.ByteSize()
+            batch = decode_payload("traces", PROTOBUF, payload, self._redactor, self._principal, time.time_ns() // 1000)
         self._writer.write(batch)
         return SpanExportResult.SUCCESS
 

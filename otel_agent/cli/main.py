@@ -1,4 +1,9 @@
-"""The ``otel-agent`` command."""
+"""The ``otel-agent`` command.
+
+Command bodies import what they need when they run: the decode worker processes re-import this module
+(multiprocessing's spawn runs the parent's ``__main__``), and they should not carry DuckDB, HTTP clients
+or anything else a decoder does not use.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +17,10 @@ import click
 
 from otel_agent import __version__
 from otel_agent.cli.options import db_option, format_option, receiver_option, receiver_settings, token_option
-from otel_agent.cli.render import render
 from otel_agent.config import ReceiverConfig
 from otel_agent.errors import OtelAgentError
-from otel_agent.query.client import DEFAULT_DB, run_sql
+
+DEFAULT_DB = "./otel_agent.duckdb"
 
 
 @click.group()
@@ -32,9 +37,7 @@ def serve(**settings: Any) -> None:
 
     try:
         config = ReceiverConfig.resolve(**settings)
-        logging.basicConfig(
-            level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-        )
+        logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         receiver = Receiver(config).start()
     except (OtelAgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -60,10 +63,11 @@ def serve(**settings: Any) -> None:
 @token_option
 @format_option
 @click.option("--max-rows", type=int, default=10_000, show_default=True, help="Row cap.")
-def sql(
-    query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int
-) -> None:
+def sql(query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int) -> None:
     """Run one read-only SQL statement against a store (or a live receiver, or several shards)."""
+    from otel_agent.cli.render import render
+    from otel_agent.query.client import run_sql
+
     try:
         result = run_sql(query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows)
     except OtelAgentError as exc:

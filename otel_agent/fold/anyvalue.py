@@ -9,36 +9,46 @@ types plain JSON cannot carry use the OTLP-JSON ``AnyValue`` form, and nothing e
 * a key-value list that would look like one of those (a single key ``bytesValue``, ``doubleValue`` or
   ``kvlistValue``) is wrapped as ``{"kvlistValue": {...}}``.
 
-This is the per-attribute hot spot of ingestion, so the common scalar cases are tested first.
+Two entry points: ``plain`` takes a parsed ``AnyValue`` message; ``decode_raw`` takes its serialized bytes
+(see ``shadow``), decodes the common scalars directly and parses anything else with the generated class.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from typing import Any
+import struct
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+if TYPE_CHECKING:
+    from otel_agent.fold.redact import Redactor
 
 _AMBIGUOUS_KEYS = frozenset({"bytesValue", "doubleValue", "kvlistValue"})
+_unpack_double = struct.Struct("<d").unpack_from
 
 
-def plain(value: Any) -> Any:
-    """Convert one ``AnyValue`` message to its plain-JSON Python value."""
+def plain(value: Any, redactor: Redactor | None = None) -> Any:
+    """Convert one ``AnyValue`` message to its plain-JSON Python value.
+
+    Keys inside key-value lists go through ``redactor`` too, so a credential nested in a map is dropped.
+    """
     which = value.WhichOneof("value")
     if which == "string_value":
         return value.string_value
     if which == "int_value":
         return value.int_value
     if which == "double_value":
-        d = value.double_value
-        if d - d == 0.0:
-            return d
-        return {"doubleValue": "NaN" if math.isnan(d) else ("Infinity" if d > 0 else "-Infinity")}
+        return _double(value.double_value)
     if which == "bool_value":
         return value.bool_value
     if which == "array_value":
-        return [plain(v) for v in value.array_value.values]
+        return [plain(v, redactor) for v in value.array_value.values]
     if which == "kvlist_value":
-        out = {kv.key: plain(kv.value) for kv in value.kvlist_value.values}
+        out = {kv.key: plain(kv.value, redactor) for kv in value.kvlist_value.values}
+        if redactor is not None:
+            out = redactor.apply(out)
         if len(out) == 1 and next(iter(out)) in _AMBIGUOUS_KEYS:
             return {"kvlistValue": out}
         return out
@@ -48,3 +58,62 @@ def plain(value: Any) -> Any:
         # Only meaningful inside a profiles dictionary; kept as the index it is.
         return {"stringValueStrindex": value.string_value_strindex}
     return None
+
+
+def _double(d: float) -> Any:
+    if d - d == 0.0:
+        return d
+    return {"doubleValue": "NaN" if math.isnan(d) else ("Infinity" if d > 0 else "-Infinity")}
+
+
+def _scalar(raw: bytes) -> tuple[bool, Any]:
+    """(decoded, value) for the canonical one-field encodings of string, int, double and bool."""
+    n = len(raw)
+    if n < 2:
+        return False, None
+    tag = raw[0]
+    if tag == 0x0A:  # string_value, length < 128
+        if raw[1] < 0x80 and raw[1] + 2 == n:
+            try:
+                return True, raw[2:].decode()
+            except UnicodeDecodeError:
+                return False, None
+    elif tag == 0x18:  # int_value, varint
+        result = shift = 0
+        pos = 1
+        while pos < n:
+            b = raw[pos]
+            result |= (b & 0x7F) << shift
+            pos += 1
+            if b < 0x80:
+                if pos == n:
+                    return True, result - (1 << 64) if result >= 1 << 63 else result
+                break
+            shift += 7
+    elif tag == 0x21:  # double_value, fixed64
+        if n == 9:
+            return True, _double(_unpack_double(raw, 1)[0])
+    elif tag == 0x10 and n == 2 and raw[1] < 2:  # bool_value
+        return True, raw[1] == 1
+    return False, None
+
+
+class RawValueDecoder:
+    """Decodes serialized AnyValues, caching scalars: model names, operation names, providers and other
+    string values recur across spans, and a dict lookup is cheaper than any decoding."""
+
+    def __init__(self, max_cached: int = 65_536) -> None:
+        self._cache: dict[bytes, Any] = {}
+        self._max = max_cached
+
+    def decode(self, raw: bytes, redactor: Redactor | None = None) -> Any:
+        value = self._cache.get(raw)
+        if value is not None:
+            return value
+        ok, value = _scalar(raw)
+        if not ok:
+            # Anything else (arrays, key-value lists, bytes, long strings, unusual encodings): the real thing.
+            return plain(AnyValue.FromString(raw), redactor)
+        if value is not None and not isinstance(value, dict) and len(self._cache) < self._max:
+            self._cache[raw] = value
+        return value

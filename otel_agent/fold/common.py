@@ -7,12 +7,18 @@ from typing import Any
 
 import orjson
 
-from otel_agent.fold.anyvalue import plain
+from otel_agent.fold.anyvalue import RawValueDecoder, plain
 from otel_agent.fold.redact import Redactor
 
-# orjson: ~0.6 µs for a 12-key object against ~3.6 µs for the standard library's C encoder — a fifth of
-# the per-span fold cost. Non-finite doubles never reach it (anyvalue.plain wraps them).
-_dumps = orjson.dumps
+# orjson: ~0.6 µs for a 12-key object against ~3.6 µs for the standard library's C encoder. Keys are
+# sorted so that the stored text does not depend on the order the sender used (or a map's iteration
+# order). Non-finite doubles never reach it (anyvalue wraps them).
+_SORTED = orjson.OPT_SORT_KEYS
+
+
+def _dumps(value: Any) -> bytes:
+    return orjson.dumps(value, option=_SORTED)
+
 
 EMPTY_OBJECT = b"{}"
 
@@ -36,13 +42,21 @@ def attrs_json(kvs: Any, redactor: Redactor) -> bytes:
         elif which == "bool_value":
             d[kv.key] = v.bool_value
         else:
-            d[kv.key] = plain(v)
+            d[kv.key] = plain(v, redactor)
     return _dumps(redactor.apply(d))
+
+
+def map_json(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> bytes:
+    """A shadow-parsed attribute map (key → serialized AnyValue) as JSON object text, after redaction."""
+    if not attributes:
+        return EMPTY_OBJECT
+    decode = values.decode
+    return _dumps(redactor.apply({key: decode(raw, redactor) for key, raw in attributes.items()}))
 
 
 def attrs_dict(kvs: Any, redactor: Redactor) -> dict[str, Any]:
     """A repeated ``KeyValue`` field as a dict, for nesting inside other JSON values."""
-    return redactor.apply({kv.key: plain(kv.value) for kv in kvs})
+    return redactor.apply({kv.key: plain(kv.value, redactor) for kv in kvs})
 
 
 def to_json(value: Any) -> bytes:
@@ -52,7 +66,7 @@ def to_json(value: Any) -> bytes:
 @dataclass
 class ResourceInfo:
     service_name: str | None
-    attributes: str
+    attributes: bytes
     dropped: int
     entity_refs: str | None
     schema_url: str
@@ -61,12 +75,10 @@ class ResourceInfo:
 def resource_info(resource_container: Any, redactor: Redactor) -> ResourceInfo:
     res = resource_container.resource
     service_name = None
-    for kv in res.attributes:
-        if kv.key == "service.name":
-            service_name = plain(kv.value)
-            if not isinstance(service_name, str):
-                service_name = None if service_name is None else str(service_name)
-            break
+    attributes = attrs_dict(res.attributes, redactor)
+    service_name = attributes.get("service.name")  # after redaction: a dropped name is not kept here either
+    if service_name is not None and not isinstance(service_name, str):
+        service_name = orjson.dumps(service_name).decode()
     entity_refs = None
     if len(res.entity_refs):
         entity_refs = to_json(
@@ -82,7 +94,7 @@ def resource_info(resource_container: Any, redactor: Redactor) -> ResourceInfo:
         )
     return ResourceInfo(
         service_name=service_name,
-        attributes=attrs_json(res.attributes, redactor),
+        attributes=_dumps(attributes) if attributes else EMPTY_OBJECT,
         dropped=res.dropped_attributes_count,
         entity_refs=entity_refs,
         schema_url=resource_container.schema_url,

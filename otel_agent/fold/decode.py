@@ -17,6 +17,7 @@ from otel_agent.fold.logs import fold_logs
 from otel_agent.fold.metrics import fold_metrics
 from otel_agent.fold.otlp_json import parse_otlp_json
 from otel_agent.fold.redact import Redactor
+from otel_agent.fold.shadow import ShadowTraceRequest
 from otel_agent.fold.traces import fold_traces
 
 SIGNALS: dict[str, tuple[type, Callable[..., FoldedBatch]]] = {
@@ -30,15 +31,19 @@ JSON = "json"
 
 
 def parse_request(signal: str, fmt: str, payload: bytes) -> Any:
+    """The request as the message its fold takes: for traces the map-shaped ``ShadowTraceRequest``, which
+    reads the same bytes (OTLP/JSON is parsed with the generated class, then re-read through it)."""
     message_cls, _ = SIGNALS[signal]
-    message = message_cls()
     if fmt == JSON:
-        return parse_otlp_json(payload, message, signal)
+        message = parse_otlp_json(payload, message_cls(), signal)
+        if signal != "traces":
+            return message
+        payload = message.SerializeToString()
+    target = ShadowTraceRequest if signal == "traces" else message_cls
     try:
-        message.ParseFromString(payload)
+        return target.FromString(payload)
     except DecodeError as exc:
         raise InvalidPayloadError(f"invalid protobuf {message_cls.__name__}: {exc}") from exc
-    return message
 
 
 def decode_payload(

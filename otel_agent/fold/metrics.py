@@ -180,6 +180,4 @@ def fold_metrics(
     n = len(cols["time"])
     cols["principal"] = [principal] * n
     cols["received_at"] = [received_at_us] * n
-    return FoldedBatch(
-        signal="metrics", tables={"metric_points": table(cols, METRIC_POINTS_SCHEMA)}, items=items
-    )
+    return FoldedBatch(signal="metrics", tables={"metric_points": table(cols, METRIC_POINTS_SCHEMA)}, items=items)

@@ -1,17 +1,20 @@
 """ExportTraceServiceRequest → ``spans``, ``span_events``, ``span_links`` Arrow tables.
 
-This loop is the ingest hot spot (REFERENCE §6): per-span work is kept to local-variable appends, and
-everything per resource or scope is computed once and repeated.
+This loop is the ingest hot spot (REFERENCE §6): the request is parsed with the map-shaped shadow types
+(``shadow``) so attributes decode without a message object per value, per-span work is kept to
+local-variable appends, and everything per resource or scope is computed once and repeated.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_agent.errors import InvalidPayloadError
+from otel_agent.fold.anyvalue import RawValueDecoder
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import attrs_json, resource_info, resource_scope
+from otel_agent.fold.common import map_json, resource_info, resource_scope
 from otel_agent.fold.redact import Redactor
 
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -70,9 +73,20 @@ _SPAN_OWN = [f.name for f in SPANS_SCHEMA][:16]
 _RS = [f.name for f in RESOURCE_SCOPE_FIELDS]
 
 
+_VALUES = RawValueDecoder()
+
+ZERO_TRACE_ID = bytes(16)
+ZERO_SPAN_ID = bytes(8)
+
+
 def fold_traces(
-    request: ExportTraceServiceRequest, redactor: Redactor, principal: str | None, received_at_us: int
+    request: Any,
+    redactor: Redactor,
+    principal: str | None,
+    received_at_us: int,
+    values: RawValueDecoder = _VALUES,
 ) -> FoldedBatch:
+    """Fold a ``shadow.ShadowTraceRequest`` (see ``decode.parse_request``) into Arrow tables."""
     cols: dict[str, list] = {name: [] for name in SPANS_SCHEMA.names}
     ev: dict[str, list] = {name: [] for name in SPAN_EVENTS_SCHEMA.names}
     ln: dict[str, list] = {name: [] for name in SPAN_LINKS_SCHEMA.names}
@@ -109,7 +123,7 @@ def fold_traces(
                         f"span {items - 1}: trace_id must be 16 bytes and span_id/parent_span_id 8 bytes "
                         f"(got {len(tid_raw)}, {len(sid_raw)}, {len(pid_raw)})"
                     )
-                if not any(tid_raw) or not any(sid_raw):
+                if tid_raw == ZERO_TRACE_ID or sid_raw == ZERO_SPAN_ID:
                     rejected += 1
                     if len(errors) < 5:
                         errors.append(f"span {items - 1} ({span.name!r}): all-zero trace_id or span_id")
@@ -129,7 +143,7 @@ def fold_traces(
                         ln["linked_span_id"].append(lsid.hex())
                         ln["trace_state"].append(link.trace_state)
                         ln["flags"].append(link.flags)
-                        ln["attributes"].append(attrs_json(link.attributes, redactor))
+                        ln["attributes"].append(map_json(link.attributes, redactor, values))
                         ln["dropped_attributes_count"].append(link.dropped_attributes_count)
                 events = span.events
                 if events:
@@ -139,15 +153,16 @@ def fold_traces(
                         ev["event_index"].append(i)
                         ev["time"].append(event.time_unix_nano)
                         ev["name"].append(event.name)
-                        ev["attributes"].append(attrs_json(event.attributes, redactor))
+                        ev["attributes"].append(map_json(event.attributes, redactor, values))
                         ev["dropped_attributes_count"].append(event.dropped_attributes_count)
                 c_tid.append(tid)
                 c_sid.append(sid)
-                c_pid.append(pid_raw.hex() if pid_raw and any(pid_raw) else None)
+                c_pid.append(pid_raw.hex() if pid_raw and pid_raw != ZERO_SPAN_ID else None)
                 c_ts.append(span.trace_state)
                 c_flags.append(span.flags)
                 c_name.append(span.name)
-                c_kind.append(SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else str(span.kind))
+                kind = span.kind
+                c_kind.append(SPAN_KINDS[kind] if 0 <= kind < 6 else str(kind))
                 st, et = span.start_time_unix_nano, span.end_time_unix_nano
                 c_st.append(st)
                 c_et.append(et)
@@ -156,7 +171,7 @@ def fold_traces(
                 code = status.code
                 c_sc.append(STATUS_CODES[code] if 0 <= code < 3 else str(code))
                 c_sm.append(status.message)
-                c_attr.append(attrs_json(span.attributes, redactor))
+                c_attr.append(map_json(span.attributes, redactor, values))
                 c_da.append(span.dropped_attributes_count)
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)

@@ -53,9 +53,7 @@ def _init_worker(rules: tuple[Rule, ...]) -> None:
     _worker_redactor = Redactor(rules)
 
 
-def _decode_in_worker(
-    signal: str, fmt: str, payload: bytes, principal: str | None, at_us: int
-) -> FoldedBatch:
+def _decode_in_worker(signal: str, fmt: str, payload: bytes, principal: str | None, at_us: int) -> FoldedBatch:
     assert _worker_redactor is not None
     return decode_payload(signal, fmt, payload, _worker_redactor, principal, at_us)
 

@@ -13,7 +13,7 @@ import random
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import pyarrow as pa
@@ -40,7 +40,7 @@ _SIGNAL_SQL = {
 }
 # The re-delivery key of each signal's main table (see docs/schema.md).
 _KEYS = {
-    "traces": ["start_time", "trace_id", "span_id"],
+    "traces": ["end_time", "trace_id", "span_id"],
     "logs": ["time", "content_hash"],
     "metrics": ["time", "content_hash"],
 }
@@ -65,6 +65,12 @@ class WriterStats:
     failed_commits: int = 0
     refused: int = 0
     commit_seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+
+
+STAGES = ("prepare", "duplicates", "insert", "commit")
+"""Where commit time goes: building and registering the Arrow input and counting repeats, the stored-duplicate
+query, the inserts, and COMMIT (WAL write and fsync). Reported by /healthz and the ingest benchmark."""
 
 
 class Writer:
@@ -84,7 +90,9 @@ class Writer:
         self.batch_timeout_s = batch_timeout_s
         self.stats = WriterStats()
         self._sql = {
-            signal: {step: read_sql("ingest", f"{prefix}_{step}.sql") for step in ("duplicates", "insert_all", "insert_new")}
+            signal: {
+                step: read_sql("ingest", f"{prefix}_{step}.sql") for step in ("duplicates", "insert_all", "insert_new")
+            }
             for signal, (prefix, _) in _SIGNAL_SQL.items()
         }
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
@@ -208,6 +216,8 @@ class Writer:
         by_signal: dict[str, list[FoldedBatch]] = {}
         for b in batches:
             by_signal.setdefault(b.signal, []).append(b)
+        stage = self.stats.stage_seconds
+        t0 = time.perf_counter()
         con.execute("BEGIN")
         try:
             for signal, members in by_signal.items():
@@ -219,11 +229,19 @@ class Writer:
                     con.register("incoming_" + name, incoming[name])
                 sql = self._sql[signal]
                 repeated = _repeats(incoming[next(iter(tables))], _KEYS[signal])
+                t1 = time.perf_counter()
+                stage["prepare"] += t1 - t0
                 (stored,) = con.execute(sql["duplicates"]).fetchall()[0]
+                t2 = time.perf_counter()
+                stage["duplicates"] += t2 - t1
                 con.execute(sql["insert_new"] if stored or repeated else sql["insert_all"]).fetchall()
+                t0 = time.perf_counter()
+                stage["insert"] += t0 - t2
                 for name in tables:
                     con.unregister("incoming_" + name)
+            t3 = time.perf_counter()
             con.execute("COMMIT")
+            stage["commit"] += time.perf_counter() - t3
         except BaseException:
             try:
                 con.execute("ROLLBACK")

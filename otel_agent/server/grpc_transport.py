@@ -75,10 +75,8 @@ def _abort(context: grpc.ServicerContext, exc: BaseException) -> None:
         # RetryInfo twice: inside the rich status (what the Collector and Go clients read) and on its own
         # (what the Python SDK exporter reads).
         delay = retry_delay_s(exc)
-        retry_info = error_details_pb2.RetryInfo(
-            retry_delay={"seconds": int(delay), "nanos": int((delay % 1) * 1e9)}
-        )
-        status = status_pb2.Status(code=mapping.grpc_code.value[0], message=message)
+        retry_info = error_details_pb2.RetryInfo(retry_delay={"seconds": int(delay), "nanos": int((delay % 1) * 1e9)})
+        status = status_pb2.Status(code=mapping.code, message=message)
         status.details.add().Pack(retry_info)
         context.set_trailing_metadata(
             (
@@ -86,7 +84,7 @@ def _abort(context: grpc.ServicerContext, exc: BaseException) -> None:
                 ("google.rpc.retryinfo-bin", retry_info.SerializeToString()),
             )
         )
-    context.abort(mapping.grpc_code, message)
+    context.abort(grpc.StatusCode[mapping.grpc_code], message)
 
 
 def _authorization(context: grpc.ServicerContext) -> str | None:
@@ -112,9 +110,7 @@ class _QueryServicer(query_pb2_grpc.QueryServiceServicer):
     def __init__(self, service: QueryService) -> None:
         self.service = service
 
-    def Query(
-        self, request: query_pb2.QueryRequest, context: grpc.ServicerContext
-    ) -> query_pb2.QueryResponse:  # noqa: N802
+    def Query(self, request: query_pb2.QueryRequest, context: grpc.ServicerContext) -> query_pb2.QueryResponse:  # noqa: N802
         try:
             return self.service.query(request, _authorization(context))
         except Exception as exc:

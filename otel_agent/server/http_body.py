@@ -25,8 +25,7 @@ def body_format(request: Request) -> str:
     fmt = CONTENT_TYPES.get(content_type)
     if fmt is None:
         raise UnsupportedMediaTypeError(
-            f"unsupported Content-Type {content_type or '(none)'!r}; "
-            "use application/x-protobuf or application/json"
+            f"unsupported Content-Type {content_type or '(none)'!r}; use application/x-protobuf or application/json"
         )
     return fmt
 

@@ -52,7 +52,7 @@ def error_response(exc: BaseException, fmt: str, request: Request) -> Response:
     message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
     if not isinstance(exc, OtelAgentError):
         log.error("unexpected error in an HTTP handler", exc_info=exc)
-    status = status_pb2.Status(code=mapping.grpc_code.value[0], message=message)
+    status = status_pb2.Status(code=mapping.code, message=message)
     response = _encode(status, fmt, request, mapping.http_status)
     if mapping.retryable:
         response.headers["Retry-After"] = str(max(1, math.ceil(retry_delay_s(exc))))
@@ -111,12 +111,12 @@ def build_app(pipeline: IngestPipeline, query: QueryService, max_body_bytes: int
                 "items_committed": writer.stats.items,
                 "commit_seconds": round(writer.stats.commit_seconds, 3),
                 "refused": writer.stats.refused,
+                "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
             }
         )
 
     routes = [
-        Route(f"/v1/{signal}", otlp_endpoint(signal), methods=["POST"])
-        for signal in ("traces", "logs", "metrics")
+        Route(f"/v1/{signal}", otlp_endpoint(signal), methods=["POST"]) for signal in ("traces", "logs", "metrics")
     ]
     routes += [
         Route("/v1/query", query_endpoint, methods=["POST"]),
@@ -137,9 +137,7 @@ class HttpServer:
         self.sock.bind((host, int(port)))
         self.sock.listen(1024)
         self.port: int = self.sock.getsockname()[1]
-        config = uvicorn.Config(
-            app, log_level=log_level, lifespan="off", access_log=False, timeout_graceful_shutdown=5
-        )
+        config = uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False, timeout_graceful_shutdown=5)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 

@@ -48,9 +48,7 @@ class Receiver:
         )
         self.decoder = make_decoder(rules, config.decode_workers)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
-        self.query = QueryService(
-            self.con, self.auth, max_rows=config.query_max_rows, timeout_s=config.query_timeout_s
-        )
+        self.query = QueryService(self.con, self.auth, max_rows=config.query_max_rows, timeout_s=config.query_timeout_s)
         self.grpc_server = None
         self.http_server: HttpServer | None = None
         self.grpc_port = 0
@@ -98,9 +96,7 @@ class Receiver:
     def _write_discovery(self) -> None:
         path = discovery_path(self.config.db)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps({"pid": os.getpid(), "grpc": self.grpc_address, "http": self.http_address}) + "\n"
-        )
+        tmp.write_text(json.dumps({"pid": os.getpid(), "grpc": self.grpc_address, "http": self.http_address}) + "\n")
         tmp.replace(path)
 
     def stop(self, grace_s: float = 10.0) -> None:

@@ -33,9 +33,7 @@ def check_version(con: duckdb.DuckDBPyConnection, path: str | Path) -> bool:
     """True when the file already holds our schema; raise when it holds another version or other data."""
     version = _stored_version(con)
     if version is None:
-        others = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'"
-        ).fetchall()
+        others = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
         if others and others[0][0]:
             raise SchemaVersionError(f"{path} is a DuckDB file with tables but not an otel_agent store")
         return False

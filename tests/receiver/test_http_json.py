@@ -64,7 +64,9 @@ def spec_payload() -> dict:
                                         "attributes": [{"key": "attempt", "value": {"intValue": "2"}}],
                                     }
                                 ],
-                                "links": [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331"}],
+                                "links": [
+                                    {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331"}
+                                ],
                                 "status": {"code": 2, "message": "boom"},
                                 "someFutureField": {"ignored": True},
                             }

@@ -7,6 +7,7 @@ import json
 import logging
 
 import pytest
+from grpc import Compression as GrpcCompression
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcMetricExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
@@ -24,7 +25,6 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from grpc import Compression as GrpcCompression
 from tests.conftest import rows
 
 RESOURCE = Resource.create({"service.name": "research-agent", "deployment.environment": "test"})
@@ -147,9 +147,7 @@ def test_metrics_land_all_types(receiver, transport):
     )
     meter = provider.get_meter("agent.metrics")
     meter.create_counter("gen_ai.client.token.usage.count").add(5, {"gen_ai.token.type": "input"})
-    meter.create_histogram("gen_ai.client.operation.duration", unit="s").record(
-        0.5, {"gen_ai.operation.name": "chat"}
-    )
+    meter.create_histogram("gen_ai.client.operation.duration", unit="s").record(0.5, {"gen_ai.operation.name": "chat"})
     meter.create_histogram("exp.latency").record(3.0)
     meter.create_up_down_counter("queue.depth").add(-2)
     meter.create_gauge("budget.remaining").set(1.5)

@@ -1,15 +1,15 @@
 -- Re-delivery path: insert only spans not stored yet (one copy of each), and events and links only with
 -- the spans inserted now, so a re-sent span brings no second copy of anything.
 CREATE OR REPLACE TEMP TABLE _dup_spans AS
-    SELECT s.start_time, s.trace_id, s.span_id
-    FROM spans s SEMI JOIN incoming_spans b USING (start_time, trace_id, span_id);
+    SELECT s.end_time, s.trace_id, s.span_id
+    FROM spans s SEMI JOIN incoming_spans b USING (end_time, trace_id, span_id);
 
 CREATE OR REPLACE TEMP TABLE _new_spans AS
     SELECT * FROM incoming_spans b
     WHERE NOT EXISTS (
         SELECT 1 FROM _dup_spans d
-        WHERE d.start_time = b.start_time AND d.trace_id = b.trace_id AND d.span_id = b.span_id)
-    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, start_time) = 1;
+        WHERE d.end_time = b.end_time AND d.trace_id = b.trace_id AND d.span_id = b.span_id)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, end_time) = 1;
 
 INSERT INTO spans BY NAME SELECT * FROM _new_spans;
 
