@@ -77,3 +77,14 @@ def sql(query: str, db: tuple[str, ...], receiver: str | None, token: str | None
 
 def main() -> None:  # pragma: no cover - console entry point convenience
     sys.exit(cli())
+
+
+def _register_commands() -> None:
+    from otel_agent.cli import demo_cmds, evidence_cmds, runs_cmds
+
+    for module in (demo_cmds, runs_cmds, evidence_cmds):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register_commands()

@@ -12,8 +12,10 @@ import queue
 import random
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -49,6 +51,17 @@ _KEYS = {
 def _repeats(table: pa.Table, keys: list[str]) -> int:
     """Rows of ``table`` whose key appears earlier in it (two copies of one span in one group commit)."""
     return table.num_rows - table.group_by(keys).aggregate([]).num_rows
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class _WriteJob:
+    """A function to run in its own transaction on the writer thread (see ``Writer.run_write``)."""
+
+    fn: Callable[[duckdb.DuckDBPyConnection], object]
+    items: int = 0
 
 
 @dataclass
@@ -151,6 +164,17 @@ class Writer:
         self._queue.put((batch, admission, fut))
         return fut
 
+    def run_write(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """Run ``fn(con)`` on the writer thread inside its own transaction and return its result.
+
+        For writes that are not OTLP (reviews, and anything else the product itself records): they go
+        through the one writer like everything else, committed before this returns; an exception from
+        ``fn`` rolls its transaction back and is raised here.
+        """
+        fut: Future[T] = Future()
+        self._queue.put((_WriteJob(fn), Admission(0), fut))  # type: ignore[arg-type]
+        return fut.result()
+
     def write(self, batch: FoldedBatch) -> FoldedBatch:
         """Admit, submit and wait: the embedded exporter's path."""
         admission = self.admit(batch.payload_bytes)
@@ -182,6 +206,13 @@ class Writer:
                 return
 
     def _commit_group(self, group: list[tuple[FoldedBatch, Admission, Future[FoldedBatch]]]) -> None:
+        jobs = [g for g in group if isinstance(g[0], _WriteJob)]
+        if jobs:
+            group = [g for g in group if not isinstance(g[0], _WriteJob)]
+            for job, _, fut in jobs:
+                self._run_job(job, fut)  # type: ignore[arg-type]
+            if not group:
+                return
         try:
             self._commit([g[0] for g in group])
             outcome: list[BaseException | None] = [None] * len(group)
@@ -202,6 +233,21 @@ class Writer:
                 fut.set_result(batch)
             else:
                 fut.set_exception(err)
+
+    def _run_job(self, job: _WriteJob, fut: Future) -> None:
+        con = self.con
+        try:
+            con.execute("BEGIN")
+            result = job.fn(con)
+            con.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            fut.set_exception(exc)
+            return
+        fut.set_result(result)
 
     def _commit(self, batches: list[FoldedBatch]) -> None:
         started = time.monotonic()
