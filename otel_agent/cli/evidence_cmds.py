@@ -1,4 +1,4 @@
-"""Commands: review, export, receipts (issue 5). Each command imports its heavy modules inside its body (see cli/main.py)."""
+"""Commands: review, export, receipts (issue 5). Heavy modules are imported inside command bodies."""
 
 from __future__ import annotations
 
