@@ -268,3 +268,30 @@ def test_bad_rules_file_is_a_config_error(make_receiver, tmp_path, content, frag
     path.write_text(content)
     with pytest.raises(ConfigError, match=fragment):
         make_receiver(redaction_rules=str(path))
+
+
+def test_nested_credentials_and_redacted_service_name(make_receiver, tmp_path):
+    """Keys inside key-value-list values are redacted too; a hashed service.name is hashed in the
+    service_name column as well."""
+    from tests.otlp_builders import kvs, span_request
+
+    path = tmp_path / "service_rules.json"
+    path.write_text(json.dumps([{"match": r"^service\.name$", "action": "hash"}]))
+    receiver = make_receiver(redaction_rules=str(path))
+    req = span_request([{"attributes": {"http.request.headers": {"authorization": "Bearer x", "accept": "json"}}}])
+    req.resource_spans[0].resource.ClearField("attributes")
+    req.resource_spans[0].resource.attributes.extend(kvs({"service.name": "secret-svc"}))
+    resp = requests.post(
+        receiver.http_address + "/v1/traces",
+        data=req.SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf"},
+        timeout=10,
+    )
+    assert resp.status_code == 200
+    ((attributes, service_name, resource),) = rows(
+        receiver, "SELECT attributes, service_name, resource_attributes FROM spans"
+    )
+    assert json.loads(attributes) == {"http.request.headers": {"accept": "json"}}
+    digest = "sha256:" + hashlib.sha256(json.dumps("secret-svc", sort_keys=True).encode()).hexdigest()
+    assert service_name == digest
+    assert json.loads(resource) == {"service.name": digest}
