@@ -118,6 +118,20 @@ def resource_scope(res: ResourceInfo, scope_container: Any, redactor: Redactor) 
     )
 
 
+def extend_resource_scope(
+    cols: dict[str, list], res: ResourceInfo, scope_container: Any, redactor: Redactor, n: int
+) -> None:
+    """Repeat the resource and scope values of one scope group on its ``n`` rows."""
+    if n:
+        for name, value in zip(RESOURCE_SCOPE_COLUMNS, resource_scope(res, scope_container, redactor), strict=True):
+            cols[name].extend([value] * n)
+
+
+def fill_ingest_columns(cols: dict[str, list], n: int, principal: str | None, received_at_us: int) -> None:
+    cols["principal"] = [principal] * n
+    cols["received_at"] = [received_at_us] * n
+
+
 RESOURCE_SCOPE_COLUMNS = (
     "service_name",
     "resource_attributes",

@@ -10,7 +10,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import plain
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import attrs_json, resource_info, resource_scope, to_json
+from otel_agent.fold.common import attrs_json, extend_resource_scope, fill_ingest_columns, resource_info, to_json
 from otel_agent.fold.redact import Redactor
 
 LOGS_SCHEMA = pa.schema(
@@ -31,8 +31,6 @@ LOGS_SCHEMA = pa.schema(
         *INGEST_FIELDS,
     ]
 )
-
-_RS = [f.name for f in RESOURCE_SCOPE_FIELDS]
 
 
 def _optional_id(raw: bytes, size: int, what: str, index: int) -> str | None:
@@ -72,10 +70,6 @@ def fold_logs(
                 digest.update(scope_bytes)
                 digest.update(rec.SerializeToString(deterministic=True))
                 cols["content_hash"].append(digest.hexdigest())
-            if n:
-                for name, value in zip(_RS, resource_scope(res, sl, redactor), strict=True):
-                    cols[name].extend([value] * n)
-    n = len(cols["time"])
-    cols["principal"] = [principal] * n
-    cols["received_at"] = [received_at_us] * n
+            extend_resource_scope(cols, res, sl, redactor, n)
+    fill_ingest_columns(cols, len(cols["time"]), principal, received_at_us)
     return FoldedBatch(signal="logs", tables={"logs": table(cols, LOGS_SCHEMA)}, items=items)

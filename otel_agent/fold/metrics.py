@@ -10,7 +10,14 @@ import pyarrow as pa
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import attrs_dict, attrs_json, resource_info, resource_scope, to_json
+from otel_agent.fold.common import (
+    attrs_dict,
+    attrs_json,
+    extend_resource_scope,
+    fill_ingest_columns,
+    resource_info,
+    to_json,
+)
 from otel_agent.fold.redact import Redactor
 
 TEMPORALITY = ("UNSPECIFIED", "DELTA", "CUMULATIVE")
@@ -54,7 +61,6 @@ METRIC_POINTS_SCHEMA = pa.schema(
     ]
 )
 
-_RS = [f.name for f in RESOURCE_SCOPE_FIELDS]
 _POINT_ONLY = [
     "value_double",
     "value_int",
@@ -174,10 +180,6 @@ def fold_metrics(
                     digest.update(head)
                     digest.update(p.SerializeToString(deterministic=True))
                     cols["content_hash"].append(digest.hexdigest())
-            if n:
-                for name, value in zip(_RS, resource_scope(res, sm, redactor), strict=True):
-                    cols[name].extend([value] * n)
-    n = len(cols["time"])
-    cols["principal"] = [principal] * n
-    cols["received_at"] = [received_at_us] * n
+            extend_resource_scope(cols, res, sm, redactor, n)
+    fill_ingest_columns(cols, len(cols["time"]), principal, received_at_us)
     return FoldedBatch(signal="metrics", tables={"metric_points": table(cols, METRIC_POINTS_SCHEMA)}, items=items)

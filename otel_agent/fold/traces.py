@@ -14,7 +14,7 @@ import pyarrow as pa
 from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import RawValueDecoder
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import map_json, resource_info, resource_scope
+from otel_agent.fold.common import extend_resource_scope, fill_ingest_columns, map_json, resource_info
 from otel_agent.fold.redact import Redactor
 
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -70,7 +70,6 @@ SPAN_LINKS_SCHEMA = pa.schema(
 )
 
 _SPAN_OWN = [f.name for f in SPANS_SCHEMA][:16]
-_RS = [f.name for f in RESOURCE_SCOPE_FIELDS]
 
 
 _VALUES = RawValueDecoder()
@@ -108,7 +107,6 @@ def fold_traces(
         c_de,
         c_dl,
     ) = (cols[n] for n in _SPAN_OWN)
-    rs_cols = [cols[n] for n in _RS]
     items = rejected = 0
     errors: list[str] = []
     for rs in request.resource_spans:
@@ -175,15 +173,10 @@ def fold_traces(
                 c_da.append(span.dropped_attributes_count)
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)
-            n = len(c_tid) - before
-            if n:
-                for col, value in zip(rs_cols, resource_scope(res, ss, redactor), strict=True):
-                    col.extend([value] * n)
+            extend_resource_scope(cols, res, ss, redactor, len(c_tid) - before)
     if items and rejected == items:
         raise InvalidPayloadError("every span was invalid: " + "; ".join(errors))
-    n = len(c_tid)
-    cols["principal"] = [principal] * n
-    cols["received_at"] = [received_at_us] * n
+    fill_ingest_columns(cols, len(c_tid), principal, received_at_us)
     return FoldedBatch(
         signal="traces",
         tables={
