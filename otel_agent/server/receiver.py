@@ -69,6 +69,8 @@ class Receiver:
             )
             self.http_port = self.http_server.port
         except BaseException:
+            if self.grpc_server is not None:
+                self.grpc_server.stop(None)  # bound but never started: release the port
             self._close_storage()
             raise
         self.grpc_server.start()
