@@ -1,0 +1,214 @@
+"""SDK → Collector (collector_config/loadbalancing.yaml) → 3 receivers, each with its own DuckDB file.
+
+Every trace lands whole in exactly one shard, and ``otel-agent sql --db a --db b --db c`` (run as the
+user runs it) gives the same raw rows and the same rows of every derived view as one receiver fed the same
+input (through collector_config/gateway.yaml) — including handoffs whose delegating and accepting sides are
+in different traces, and so, usually, in different shards.
+
+The derived views compared are whatever the derived SQL folders (``otel_agent/store/views/*/manifest.txt``)
+create at run time: the list is read from the single store, not written here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from otel_agent.store.database import DERIVED_FOLDERS
+from otel_agent.store.shards import RAW_TABLES
+from otel_agent.store.sql_files import ordered_sql
+from tests.collector import workload
+from tests.collector.conftest import otel_agent_sql, wait_for_count
+
+RUNS = 12  # planner runs, each with one handoff: 38 traces over 3 shards
+# Columns that differ between two stores fed the same data: when the receiver committed the row.
+VOLATILE_COLUMNS = {"received_at"}
+HANDOFF_JOIN = (
+    "SELECT count(*) AS n FROM span_links l JOIN spans s "
+    "ON s.trace_id = l.linked_trace_id AND s.span_id = l.linked_span_id "
+    "WHERE l.attributes->>'otel_agent.link.type' = 'handoff'"
+)
+_CREATE_VIEW = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)", re.IGNORECASE
+)
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def manifest_views() -> set[str]:
+    """Names of the views the derived SQL files declare (a cross-check of the list read from the store)."""
+    names = set()
+    for folder in DERIVED_FOLDERS:
+        for _file, sql in ordered_sql(folder):
+            for match in _CREATE_VIEW.finditer(sql):
+                names.add(match.group(1).replace('"', "").split(".")[-1].lower())
+    return names
+
+
+def relations_of(store: Path) -> dict[str, list[str]]:
+    """Raw tables and derived views of a closed store, each with its columns (volatile ones left out)."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        views = [
+            r[0]
+            for r in con.execute(
+                "SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() "
+                "AND schema_name = 'main' ORDER BY view_name"
+            ).fetchall()
+        ]
+        relations = {}
+        for name in [*RAW_TABLES, *views]:
+            columns = con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
+                [name],
+            ).fetchall()
+            relations[name] = [c[0] for c in columns if c[0] not in VOLATILE_COLUMNS]
+        return relations
+    finally:
+        con.close()
+
+
+def snapshot_sql(relations: dict[str, list[str]]) -> str:
+    """One SELECT giving every row of every relation as (relation, row as JSON): one CLI call per side."""
+    parts = []
+    for name, columns in relations.items():
+        fields = ", ".join(f"{_lit(c)}: {_q(c)}" for c in columns)
+        parts.append(f"SELECT {_lit(name)} AS relation, to_json({{{fields}}})::VARCHAR AS row FROM {_q(name)}")
+    return " UNION ALL ".join(parts)
+
+
+def _normalise(value: Any, *, sort_lists: bool) -> Any:
+    """Floats to 12 significant digits (sums over a union may add in another order); optionally lists sorted
+    (an aggregate's list order over a union is unspecified unless the view orders it)."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: _normalise(v, sort_lists=sort_lists) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_normalise(v, sort_lists=sort_lists) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True)) if sort_lists else items
+    return value
+
+
+def snapshot(dbs: list[Path], relations: dict[str, list[str]]) -> dict[str, Counter[str]]:
+    """Every relation as a multiset of canonical JSON rows, read through ``otel-agent sql`` (a subprocess)."""
+    out = json.loads(otel_agent_sql(snapshot_sql(relations), dbs))
+    result: dict[str, Counter[str]] = {name: Counter() for name in relations}
+    for item in out:
+        name = item["relation"]
+        row = _normalise(json.loads(item["row"]), sort_lists=name not in RAW_TABLES)
+        result[name][json.dumps(row, sort_keys=True)] += 1
+    return result
+
+
+def shard_contents(path: Path) -> dict[str, Any]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return {
+            "spans": Counter(dict(con.execute("SELECT trace_id, count(*) FROM spans GROUP BY 1").fetchall())),
+            "log_traces": {
+                r[0] for r in con.execute("SELECT trace_id FROM logs WHERE trace_id IS NOT NULL").fetchall()
+            },
+            "logs": con.execute("SELECT count(*) FROM logs").fetchone()[0],
+            "metric_services": Counter(
+                dict(con.execute("SELECT service_name, count(*) FROM metric_points GROUP BY 1").fetchall())
+            ),
+            "handoffs": con.execute(HANDOFF_JOIN).fetchone()[0],
+        }
+    finally:
+        con.close()
+
+
+def test_trace_id_shards_query_as_one_store(make_receiver, make_collector, tmp_path):
+    w = workload.build(runs=RUNS)
+    shard_paths = [tmp_path / f"shard{i}.duckdb" for i in range(3)]
+    single_path = tmp_path / "single.duckdb"
+    shards = [make_receiver(db=str(p)) for p in shard_paths]
+    single = make_receiver(db=str(single_path))
+    balancer = make_collector(
+        "loadbalancing.yaml", OTEL_AGENT_RECEIVER_ENDPOINTS=",".join(r.grpc_address for r in shards)
+    )
+    gateway = make_collector("gateway.yaml", OTEL_AGENT_RECEIVER_GRPC=single.grpc_address)
+
+    # The same recorded input, byte for byte, through both Collectors.
+    for collector in (balancer, gateway):
+        workload.send(w, grpc_endpoint=collector.grpc_endpoint, http_url=collector.http_url)
+    for table, n in (("spans", len(w.spans)), ("logs", len(w.logs)), ("metric_points", w.n_points)):
+        assert wait_for_count(shards, table, n) == n, table
+        assert wait_for_count([single], table, n) == n, table
+    for collector in (balancer, gateway):
+        assert collector.stop() == 0
+        collector.assert_nothing_dropped()
+    for receiver in (*shards, single):
+        receiver.stop()  # closes the files: only then can another process open them
+
+    # Every trace whole in exactly one shard; trace-correlated logs with their trace; metrics by resource.
+    expected_spans = Counter(format(s.context.trace_id, "032x") for s in w.spans)
+    contents = [shard_contents(p) for p in shard_paths]
+    shard_of: dict[str, int] = {}
+    for i, c in enumerate(contents):
+        assert c["spans"], f"shard {i} got no trace at all: {[len(x['spans']) for x in contents]}"
+        for trace_id, n in c["spans"].items():
+            assert trace_id not in shard_of, f"trace {trace_id} split over shards {shard_of[trace_id]} and {i}"
+            assert n == expected_spans[trace_id], f"trace {trace_id}: {n} of {expected_spans[trace_id]} spans"
+            shard_of[trace_id] = i
+    assert set(shard_of) == set(expected_spans)
+    # Log records are NOT asserted to sit with their trace: the load_balancing exporter (v0.161.0) hashes a
+    # span's trace id as its 16 raw bytes but a log record's as its 32-char hex string, so a trace's logs
+    # usually land on another shard than its spans (see collector_config/README.md). Each lands once, and
+    # the merged query (below) sees them all, which is what queries need.
+    colocated = sum(len(c["log_traces"] & set(c["spans"])) for c in contents)
+    assert sum(c["logs"] for c in contents) == len(w.logs)
+    for service in ("planner", "fact_checker"):
+        holders = [i for i, c in enumerate(contents) if c["metric_services"][service]]
+        assert len(holders) == 1, f"metrics of {service} on shards {holders}"
+
+    # Handoffs whose two sides ended up on different shards: a join within one shard misses them.
+    crossing = [(d, a) for d, a in w.handoffs if shard_of[d] != shard_of[a]]
+    assert crossing, "no handoff crossed shards: the test would not show that merging matters"
+    links_per_handoff = 2  # the accepting work span and its `accepted` transition both link to `delegated`
+    assert sum(c["handoffs"] for c in contents) == links_per_handoff * (RUNS - len(crossing))
+
+    # The same rows through `otel-agent sql`, merged shards vs the single store.
+    merged = json.loads(otel_agent_sql(HANDOFF_JOIN, shard_paths))
+    alone = json.loads(otel_agent_sql(HANDOFF_JOIN, [single_path]))
+    assert merged == alone == [{"n": links_per_handoff * RUNS}]
+
+    relations = relations_of(single_path)
+    views = [name for name in relations if name not in RAW_TABLES]
+    assert manifest_views() <= set(views), "a view the derived SQL declares is missing from the store"
+    want = snapshot([single_path], relations)
+    got = snapshot(shard_paths, relations)
+    assert {t: sum(want[t].values()) for t in ("spans", "span_events", "span_links", "logs", "metric_points")} == {
+        "spans": len(w.spans),
+        "span_events": w.n_events,
+        "span_links": w.n_links,
+        "logs": len(w.logs),
+        "metric_points": w.n_points,
+    }
+    differ = {}
+    for name in relations:
+        if got[name] != want[name]:
+            differ[name] = {
+                "only_merged": list((got[name] - want[name]).elements())[:3],
+                "only_single": list((want[name] - got[name]).elements())[:3],
+            }
+    assert not differ, f"merged shards differ from the single store in {sorted(differ)}: {differ}"
+    print(
+        f"compared {len(RAW_TABLES)} raw tables and {len(views)} derived views "
+        f"({sum(sum(c.values()) for c in want.values())} rows); {len(crossing)} of {RUNS} handoffs cross shards; "
+        f"traces per shard {[len(c['spans']) for c in contents]}; "
+        f"logs of {colocated} of {sum(len(c['log_traces']) for c in contents)} traces on their trace's shard"
+    )
