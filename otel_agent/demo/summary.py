@@ -1,0 +1,220 @@
+"""What ``otel-agent demo`` prints: a short summary read back from the DuckDB file, and SQL to explore it.
+
+Everything here is a query over the raw tables (``spans``, ``span_events``, ``span_links``) through
+``run_sql``, the same path ``otel-agent sql`` takes, so what is printed is what was committed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tabulate import tabulate
+
+from otel_agent.demo import content as C
+from otel_agent.query.client import run_sql
+
+KIND = "attributes->>'otel_agent.record.kind'"
+
+SPANS_BY_KIND = f"""
+SELECT {KIND} AS record_kind,
+       count(*) FILTER (WHERE service_name = '{C.AGENT_SERVICE}') AS agent,
+       count(*) FILTER (WHERE service_name = '{C.WORKER_SERVICE}') AS worker,
+       count(*) AS total
+FROM spans WHERE {KIND} IS NOT NULL GROUP BY ALL ORDER BY record_kind
+"""
+
+PROCESSES = """
+SELECT service_name, any_value(resource_attributes->>'process.pid') AS pid, count(*) AS spans,
+       count(DISTINCT trace_id) AS traces
+FROM spans GROUP BY service_name ORDER BY min(start_time)
+"""
+
+# Receipt state from the transitions alone (docs/semconv.md): order by time, ties by the transition's rank.
+RECEIPTS = f"""
+WITH t AS (
+  SELECT attributes->>'otel_agent.receipt.operation_id' AS operation,
+         attributes->>'otel_agent.receipt.handoff_id' AS handoff,
+         attributes->>'otel_agent.receipt.transition' AS transition,
+         attributes->>'otel_agent.receipt.target' AS target,
+         start_time,
+         CASE attributes->>'otel_agent.receipt.transition'
+           WHEN 'delegated' THEN 0 WHEN 'accepted' THEN 1 WHEN 'completed' THEN 3
+           WHEN 'outcome_verified' THEN 4 WHEN 'outcome_failed' THEN 4 ELSE 2 END AS rank
+  FROM spans WHERE {KIND} = 'receipt_transition')
+SELECT operation, handoff, max(target) AS target,
+       string_agg(transition, ' > ' ORDER BY start_time, rank) AS transitions,
+       last(transition ORDER BY start_time, rank) AS state
+FROM t GROUP BY operation, handoff ORDER BY min(start_time), handoff
+"""
+
+ARTIFACT_VERSIONS = f"""
+SELECT a.attributes->>'otel_agent.artifact.name' AS artifact, a.attributes->>'otel_agent.artifact.type' AS type,
+       v.attributes->>'otel_agent.artifact_version.id' AS version,
+       (v.attributes->>'otel_agent.artifact_version.number')::INT AS n,
+       left(v.attributes->>'otel_agent.artifact_version.content_sha256', 12) AS sha256,
+       v.service_name AS written_by
+FROM spans v JOIN spans a
+  ON a.attributes->>'otel_agent.artifact.id' = v.attributes->>'otel_agent.artifact.id' AND a.{KIND} = 'artifact'
+WHERE v.{KIND} = 'artifact_version' ORDER BY v.start_time, n
+"""
+
+FALLBACKS = """
+SELECT e.attributes->>'otel_agent.fallback.from_provider' || '/' || (e.attributes->>'otel_agent.fallback.from_model'),
+       e.attributes->>'otel_agent.fallback.to_provider' || '/' || (e.attributes->>'otel_agent.fallback.to_model'),
+       e.attributes->>'otel_agent.fallback.reason',
+       s.attributes->>'otel_agent.retry.count'
+FROM span_events e JOIN spans s USING (trace_id, span_id) WHERE e.name = 'otel_agent.fallback'
+"""
+
+BLOCKED_GUARDS = f"""
+SELECT attributes->>'otel_agent.guard.name', attributes->>'otel_agent.guard.target_id',
+       attributes->>'otel_agent.guard.reason'
+FROM spans WHERE {KIND} = 'guard_result' AND attributes->>'otel_agent.guard.outcome' = 'blocked'
+"""
+
+CONFLICTS = f"""
+SELECT attributes->>'otel_agent.conflict.description', attributes->>'otel_agent.conflict.severity'
+FROM spans WHERE {KIND} = 'conflict'
+"""
+
+DECISIONS = f"""
+SELECT attributes->>'otel_agent.decision.name', attributes->>'otel_agent.decision.model_decision',
+       attributes->>'otel_agent.decision.effective_decision', attributes->>'otel_agent.decision.review_required'
+FROM spans WHERE {KIND} = 'decision'
+"""
+
+BADCASES = f"""
+SELECT attributes->>'otel_agent.badcase.stage', attributes->>'otel_agent.badcase.error_type',
+       attributes->>'otel_agent.badcase.provider' || '/' || (attributes->>'otel_agent.badcase.model')
+FROM spans WHERE {KIND} = 'badcase'
+"""
+
+MEMORY = f"""
+SELECT attributes->>'otel_agent.memory_proposal.memory_type', attributes->>'otel_agent.memory_proposal.summary'
+FROM spans WHERE {KIND} = 'memory_proposal'
+"""
+
+COMPRESSIONS = """
+SELECT s.attributes->>'otel_agent.context.snapshot_id', s.attributes->>'otel_agent.context.used_tokens',
+       s.attributes->>'otel_agent.context.available_tokens', e.attributes->>'otel_agent.context.block.type',
+       e.attributes->>'otel_agent.context.compression.original_tokens',
+       e.attributes->>'otel_agent.context.compression.compressed_tokens'
+FROM span_events e JOIN spans s USING (trace_id, span_id) WHERE e.name = 'otel_agent.context.compression'
+"""
+
+HANDOFF_LINKS = f"""
+SELECT w.name, w.service_name, d.name, d.service_name
+FROM span_links l JOIN spans w USING (trace_id, span_id)
+JOIN spans d ON d.trace_id = l.linked_trace_id AND d.span_id = l.linked_span_id
+WHERE l.attributes->>'otel_agent.link.type' = 'handoff' AND w.{KIND} = 'receipt_transition'
+"""
+
+# (what it shows, one-line SQL) — printed as `otel-agent sql` commands; tests run every one of them.
+EXAMPLE_SQL: tuple[tuple[str, str], ...] = (
+    (
+        "claim -> citation -> evidence -> source, for report v2",
+        "SELECT c.attributes->>'otel_agent.claim.text' AS claim, e.attributes->>'otel_agent.evidence.excerpt' AS "
+        "excerpt, s.attributes->>'otel_agent.source.url' AS url FROM spans c "
+        "JOIN spans ci ON ci.attributes->>'otel_agent.citation.claim_id' = c.attributes->>'otel_agent.claim.id' "
+        "JOIN spans e ON e.attributes->>'otel_agent.evidence.id' = ci.attributes->>'otel_agent.citation.evidence_id' "
+        "JOIN spans s ON s.attributes->>'otel_agent.source.id' = e.attributes->>'otel_agent.evidence.source_id' "
+        f"WHERE c.attributes->>'otel_agent.claim.artifact_version_id' = '{C.REPORT_V2}'",
+    ),
+    (
+        "the report's versions, side by side",
+        "SELECT attributes->>'otel_agent.artifact_version.number' AS v, "
+        "attributes->>'otel_agent.artifact_version.content' AS content FROM spans "
+        f"WHERE attributes->>'otel_agent.artifact.id' = '{C.REPORT_ID}' "
+        "AND attributes->>'otel_agent.record.kind' = 'artifact_version' ORDER BY v",
+    ),
+    (
+        "receipt transitions, in order, and who wrote them",
+        "SELECT attributes->>'otel_agent.receipt.handoff_id' AS handoff, attributes->>'otel_agent.receipt.transition' "
+        "AS transition, attributes->>'otel_agent.receipt.waiting_for' AS waiting_for, service_name, start_time "
+        "FROM spans WHERE attributes->>'otel_agent.record.kind' = 'receipt_transition' ORDER BY handoff, start_time",
+    ),
+    (
+        "the handoff link: accepted work -> the delegating span (across processes and traces)",
+        "SELECT w.name AS span, w.service_name AS worker, d.name AS linked_to, d.service_name AS delegator "
+        "FROM span_links l JOIN spans w USING (trace_id, span_id) "
+        "JOIN spans d ON d.trace_id = l.linked_trace_id AND d.span_id = l.linked_span_id",
+    ),
+    (
+        "the context snapshot of the planner call",
+        "SELECT e.attributes->>'otel_agent.context.block.type' AS type, "
+        "e.attributes->>'otel_agent.context.block.status' AS status, "
+        "e.attributes->>'otel_agent.context.block.used_tokens' AS used FROM span_events e "
+        "WHERE e.name = 'otel_agent.context.block'",
+    ),
+)
+
+
+def _rows(db: str, sql: str) -> list[tuple[Any, ...]]:
+    return run_sql(sql, [db]).rows
+
+
+def _table(db: str, sql: str) -> str:
+    result = run_sql(sql, [db])
+    return tabulate(result.rows, headers=result.columns, tablefmt="simple")
+
+
+def _indent(text: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+def highlights(db: str) -> list[str]:
+    lines: list[str] = []
+    for frm, to, reason, retries in _rows(db, FALLBACKS):
+        lines.append(f"fallback  {frm} -> {to} ({reason}) after {retries or 0} retry")
+    for name, target, reason in _rows(db, BLOCKED_GUARDS):
+        lines.append(f"guard     {name} blocked {target} ({reason})")
+    for description, severity in _rows(db, CONFLICTS):
+        lines.append(f"conflict  {description} (severity {severity})")
+    for name, model, effective, review in _rows(db, DECISIONS):
+        flag = "human review required" if review == "true" else "no review"
+        lines.append(f"decision  {name}: model said {model!r}, policy gate made it {effective!r} -> {flag}")
+    for stage, error_type, where in _rows(db, BADCASES):
+        lines.append(f"badcase   {stage}: {error_type} from {where}")
+    for snapshot, used, available, block_type, original, compressed in _rows(db, COMPRESSIONS):
+        lines.append(
+            f"context   {snapshot}: {used}/{available} tokens; {block_type} truncated {original} -> {compressed}"
+        )
+    for memory_type, summary in _rows(db, MEMORY):
+        lines.append(f"memory    {memory_type} proposal, pending review: {summary}")
+    for span, worker, linked, delegator in _rows(db, HANDOFF_LINKS):
+        lines.append(f"link      {span} ({worker}) -> {linked} ({delegator})")
+    return lines
+
+
+def summarize(db: str, run_id: str) -> str:
+    """The printed summary of the demo store at ``db`` (a closed file, or one a live receiver holds)."""
+    processes = _rows(db, PROCESSES)
+    total = sum(int(r[2]) for r in processes)
+    who = ", ".join(f"{service} (pid {pid}): {n} spans" for service, pid, n, _ in processes)
+    parts = [
+        f"Run {run_id}: {total} spans committed to {db}",
+        f"  {who}",
+        "",
+        "Spans by otel_agent.record.kind",
+        _indent(_table(db, SPANS_BY_KIND)),
+        "",
+        "Handoff receipts (state derived from the transitions)",
+        _indent(_table(db, RECEIPTS)),
+        "",
+        "Artifact versions (regenerating adds a version)",
+        _indent(_table(db, ARTIFACT_VERSIONS)),
+        "",
+        "Highlights",
+        _indent("\n".join(highlights(db))),
+    ]
+    return "\n".join(parts)
+
+
+def explore(db: str) -> str:
+    """``otel-agent sql`` commands to explore the store, one per line, each under a comment."""
+    quoted = db if all(c.isalnum() or c in "./_-" for c in db) else "'" + db.replace("'", "'\\''") + "'"
+    lines = ["Explore it (more in docs/semconv.md and docs/schema.md):"]
+    for title, sql in EXAMPLE_SQL:
+        lines.append(f"  # {title}")
+        lines.append(f'  otel-agent sql --db {quoted} "{sql}"')
+    return "\n".join(lines)
