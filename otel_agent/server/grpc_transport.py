@@ -142,7 +142,10 @@ def build_grpc_server(
     ]
     server.add_generic_rpc_handlers(handlers)
     query_pb2_grpc.add_QueryServiceServicer_to_server(_QueryServicer(query), server)
-    port = server.add_insecure_port(endpoint)
+    try:
+        port = server.add_insecure_port(endpoint)
+    except RuntimeError as exc:  # grpc reports a failed bind as RuntimeError
+        raise OSError(f"cannot bind gRPC endpoint {endpoint}: address in use or not available") from exc
     if port == 0:
         raise OSError(f"cannot bind gRPC endpoint {endpoint}")
     return server, port

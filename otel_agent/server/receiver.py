@@ -56,21 +56,23 @@ class Receiver:
         self._started = False
 
     def start(self) -> Receiver:
+        # HTTP first: its socket is ours to close if gRPC then fails to bind, whereas a gRPC server that
+        # bound a port keeps it until the process exits, started or not.
         try:
+            app = build_app(self.pipeline, self.query, self.config.max_message_bytes)
+            self.http_server = HttpServer(
+                app, self.config.http_endpoint, "debug" if self.config.log_level == "debug" else "warning"
+            )
+            self.http_port = self.http_server.port
             self.grpc_server, self.grpc_port = build_grpc_server(
                 self.config.grpc_endpoint,
                 self.pipeline,
                 self.query,
                 max_message_bytes=self.config.max_message_bytes,
             )
-            app = build_app(self.pipeline, self.query, self.config.max_message_bytes)
-            self.http_server = HttpServer(
-                app, self.config.http_endpoint, "debug" if self.config.log_level == "debug" else "warning"
-            )
-            self.http_port = self.http_server.port
         except BaseException:
-            if self.grpc_server is not None:
-                self.grpc_server.stop(None)  # bound but never started: release the port
+            if self.http_server is not None:
+                self.http_server.sock.close()
             self._close_storage()
             raise
         self.grpc_server.start()

@@ -1,0 +1,166 @@
+"""Start and stop: both transports or neither; SIGTERM under load commits what was accepted and exits 0;
+settings resolve flag > environment > default; the embedded exporter writes what the receiver writes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import duckdb
+import grpc
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Link
+
+from otel_agent import DuckDBSpanExporter
+from otel_agent.config import ReceiverConfig
+from otel_agent.server.receiver import Receiver
+from tests.conftest import free_port, rows
+from tests.otlp_builders import span_request
+from tests.receiver.test_crash import TRACE_EXPORT, start_receiver
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_both_transports_or_neither(tmp_path):
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen(1)
+    taken = blocker.getsockname()[1]
+    grpc_port = free_port()
+    config = ReceiverConfig.resolve(
+        db=str(tmp_path / "x.duckdb"),
+        grpc_endpoint=f"127.0.0.1:{grpc_port}",
+        http_endpoint=f"127.0.0.1:{taken}",
+        decode_workers=0,
+    )
+    with pytest.raises(OSError):
+        Receiver(config).start()
+    blocker.close()
+    assert not listening(grpc_port), "gRPC must not serve when HTTP could not start"
+    # The other way round: gRPC's port taken, HTTP must not serve.
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen(1)
+    http_port = free_port()
+    other = ReceiverConfig.resolve(
+        db=str(tmp_path / "x.duckdb"),
+        grpc_endpoint=f"127.0.0.1:{blocker.getsockname()[1]}",
+        http_endpoint=f"127.0.0.1:{http_port}",
+        decode_workers=0,
+    )
+    with pytest.raises(OSError):
+        Receiver(other).start()
+    blocker.close()
+    assert not listening(http_port), "HTTP must not serve when gRPC could not start"
+    # The file was closed again: a new receiver can open it.
+    ok = Receiver(config).start()
+    assert listening(grpc_port) and listening(ok.http_port)
+    ok.stop()
+
+
+def test_sigterm_under_load_commits_everything_acknowledged(tmp_path):
+    db = str(tmp_path / "term.duckdb")
+    grpc_port, http_port = free_port(), free_port()
+    proc = start_receiver(db, grpc_port, http_port)
+    acked: list[str] = []
+    stop = threading.Event()
+
+    def client() -> None:
+        with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+            call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
+            while not stop.is_set():
+                req = span_request([{"name": "t"} for _ in range(20)])
+                try:
+                    call(req.SerializeToString(), timeout=10)
+                except grpc.RpcError:
+                    return
+                acked.extend(s.span_id.hex() for s in req.resource_spans[0].scope_spans[0].spans)
+
+    threads = [threading.Thread(target=client) for _ in range(3)]
+    for t in threads:
+        t.start()
+    while len(acked) < 2_000:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    stop.set()
+    for t in threads:
+        t.join()
+    con = duckdb.connect(db, read_only=True)
+    stored = {r[0] for r in con.execute("SELECT span_id FROM spans").fetchall()}
+    con.close()
+    assert set(acked) <= stored
+    assert not os.path.exists(db + ".receiver.json")
+
+
+def test_settings_precedence(monkeypatch, tmp_path):
+    monkeypatch.setenv("OTEL_AGENT_QUEUE_MAX_BYTES", "12345")
+    monkeypatch.setenv("OTEL_AGENT_BATCH_MAX_ITEMS", "77")
+    config = ReceiverConfig.resolve(batch_max_items=99)
+    assert config.queue_max_bytes == 12345  # env over default
+    assert config.batch_max_items == 99  # argument over env
+    assert config.db == "./otel_agent.duckdb"  # default
+    # The CLI: flag over env over default, through the same table.
+    out = subprocess.run(
+        [sys.executable, "-m", "otel_agent.cli", "serve", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "OTEL_AGENT_QUEUE_MAX_BYTES" in out and "--queue-max-bytes" in out
+
+
+def make_spans():
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "embedded-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("emb", "1.0")
+    with tracer.start_as_current_span(
+        "invoke_workflow w", attributes={"gen_ai.operation.name": "invoke_workflow"}
+    ) as root:
+        root.add_event("started", {"n": 1})
+        with tracer.start_as_current_span(
+            "chat m",
+            attributes={"gen_ai.usage.input_tokens": 5, "api_key": "drop-me"},
+            links=[Link(root.get_span_context())],
+        ):
+            pass
+    return memory.get_finished_spans()
+
+
+COLUMNS = (
+    "trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status_code, attributes, "
+    "service_name, resource_attributes, scope_name, scope_version"
+)
+
+
+def test_embedded_exporter_writes_what_the_receiver_writes(make_receiver, tmp_path):
+    spans = make_spans()
+    receiver = make_receiver()
+    OTLPSpanExporter(endpoint=receiver.grpc_address, insecure=True).export(spans)
+    via_receiver = rows(receiver, f"SELECT {COLUMNS} FROM spans ORDER BY name")
+    events_r = rows(receiver, "SELECT * FROM span_events")
+    links_r = rows(receiver, "SELECT * FROM span_links")
+
+    path = tmp_path / "embedded.duckdb"
+    exporter = DuckDBSpanExporter(path)
+    assert exporter.export(spans).name == "SUCCESS"
+    assert exporter.export(spans).name == "SUCCESS"  # re-export: nothing added
+    exporter.shutdown()
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute(f"SELECT {COLUMNS} FROM spans ORDER BY name").fetchall() == via_receiver
+    assert con.execute("SELECT * FROM span_events").fetchall() == events_r
+    assert con.execute("SELECT * FROM span_links").fetchall() == links_r
+    con.close()
+    assert len(via_receiver) == 2 and '"api_key"' not in via_receiver[0][8] + via_receiver[1][8]
