@@ -1,0 +1,272 @@
+"""`otel-agent demo` end to end, in both modes: what lands in DuckDB once the receiver/exporter is closed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from otel_agent.demo import content as C
+from otel_agent.demo.runner import DemoResult
+from otel_agent.demo.summary import EXAMPLE_SQL, explore, summarize
+from otel_agent.instrument import load_registry
+from otel_agent.query.client import run_sql
+from tests.demo.store import KIND, query
+
+AGENT_KINDS = {
+    "artifact": 2,
+    "artifact_version": 3,
+    "badcase": 1,
+    "citation": 10,
+    "claim": 7,
+    "conflict": 1,
+    "decision": 1,
+    "evidence_item": 4,
+    "flow_run": 1,
+    "guard_result": 5,
+    "memory_proposal": 1,
+    "provider_call": 4,
+    "receipt_transition": 3,
+    "skill_invocation": 3,
+    "source": 4,
+    "step": 5,
+    "tool_invocation": 5,
+    "verifier_result": 2,
+}
+WORKER_KINDS = {
+    "artifact": 1,
+    "artifact_version": 1,
+    "flow_run": 1,
+    "handoff_work": 1,
+    "receipt_transition": 5,
+    "skill_invocation": 1,
+    "step": 2,
+    "tool_invocation": 5,
+    "verifier_result": 1,
+}
+
+
+def by_kind(db: str, service: str) -> dict[str, int]:
+    rows = query(db, f"SELECT {KIND}, count(*) FROM spans WHERE service_name = ? GROUP BY 1", [service])
+    return dict(rows)  # type: ignore[arg-type]
+
+
+def attrs_of(db: str, record_kind: str, where: str = "TRUE") -> list[dict]:
+    rows = query(db, f"SELECT attributes FROM spans WHERE {KIND} = ? AND {where} ORDER BY start_time", [record_kind])
+    return [json.loads(r[0]) for r in rows]
+
+
+def test_span_counts_per_record_kind_and_process(demo: DemoResult) -> None:
+    assert by_kind(demo.db, C.AGENT_SERVICE) == AGENT_KINDS
+    assert by_kind(demo.db, C.WORKER_SERVICE) == WORKER_KINDS
+    assert query(demo.db, f"SELECT count(*) FROM spans WHERE {KIND} IS NULL") == [(0,)]
+    every_kind = {s["record_kind"] for s in load_registry()["spans"]}
+    assert set(AGENT_KINDS) | set(WORKER_KINDS) == every_kind  # the demo shows every part
+
+
+def test_worker_spans_come_from_another_process_and_trace(demo: DemoResult) -> None:
+    rows = query(
+        demo.db,
+        """SELECT service_name, list(DISTINCT resource_attributes->>'process.pid'), list(DISTINCT trace_id)
+           FROM spans GROUP BY 1""",
+    )
+    seen = {service: (pids, traces) for service, pids, traces in rows}
+    assert set(seen) == {C.AGENT_SERVICE, C.WORKER_SERVICE}
+    agent_pids, agent_traces = seen[C.AGENT_SERVICE]
+    worker_pids, worker_traces = seen[C.WORKER_SERVICE]
+    assert agent_pids == [str(os.getpid())]  # the agent ran in this (test) process
+    assert worker_pids == [str(demo.worker_pid)] and demo.worker_pid != os.getpid()
+    assert len(agent_traces) == 1 and len(worker_traces) == 1 and agent_traces != worker_traces
+    run_ids = query(demo.db, "SELECT DISTINCT service_name, attributes->>'otel_agent.run.id' FROM spans ORDER BY 1")
+    assert run_ids == [(C.AGENT_SERVICE, C.RUN_ID), (C.WORKER_SERVICE, C.WORKER_RUN_ID)]
+
+
+def test_search_records_a_retry_then_a_provider_fallback(demo: DemoResult) -> None:
+    rows = query(
+        demo.db,
+        f"""SELECT s.name, s.attributes, list(e.name ORDER BY e.event_index), list(e.attributes ORDER BY e.event_index)
+            FROM spans s JOIN span_events e USING (trace_id, span_id)
+            WHERE s.{KIND} = 'provider_call' AND s.attributes->>'otel_agent.step.id' = ? GROUP BY ALL""",
+        [C.STEP_SEARCH],
+    )
+    [(name, attrs, names, event_attrs)] = rows
+    attrs = json.loads(attrs)
+    assert name == "retrieval search" and attrs["gen_ai.provider.name"] == "exa"
+    assert attrs["otel_agent.fallback.original_provider"] == "tavily"
+    assert attrs["otel_agent.retry.count"] == 1 and attrs["otel_agent.fallback.count"] == 1
+    assert names == ["otel_agent.retry", "otel_agent.fallback"]
+    retry, fallback = (json.loads(a) for a in event_attrs)
+    assert retry == {"otel_agent.retry.attempt": 1, "otel_agent.retry.error_type": "timeout"}
+    assert fallback["otel_agent.fallback.from_provider"] == "tavily"
+    assert fallback["otel_agent.fallback.to_provider"] == "exa"
+    assert fallback["otel_agent.fallback.reason"] == "rate_limited"
+
+
+def test_verify_blocks_the_uncited_claim_and_records_the_conflict(demo: DemoResult) -> None:
+    guards = attrs_of(demo.db, "guard_result", f"attributes->>'otel_agent.guard.name' = '{C.GUARD_CITATION}'")
+    outcomes = {g["otel_agent.guard.target_id"]: g["otel_agent.guard.outcome"] for g in guards}
+    assert outcomes == {
+        "claim_demo_draft_graph": "passed",
+        "claim_demo_draft_share": "passed",
+        "claim_demo_draft_memory": "blocked",
+    }
+    [blocked] = query(
+        demo.db,
+        f"SELECT status_code, attributes->>'otel_agent.guard.reason' FROM spans "
+        f"WHERE {KIND} = 'guard_result' AND attributes->>'otel_agent.guard.outcome' = 'blocked'",
+    )
+    assert blocked == ("UNSET", "uncited_claim")  # a block is an outcome, not an error
+    [conflict] = attrs_of(demo.db, "conflict")
+    assert conflict["otel_agent.conflict.evidence_ids"] == [C.EV["survey_a"], C.EV["survey_b"]]
+    assert conflict["otel_agent.conflict.claim_ids"] == ["claim_demo_draft_share"]
+    assert conflict["otel_agent.conflict.severity"] == "high"
+
+
+def test_report_has_two_versions_and_the_regenerated_one_passes(demo: DemoResult) -> None:
+    versions = attrs_of(demo.db, "artifact_version", f"attributes->>'otel_agent.artifact.id' = '{C.REPORT_ID}'")
+    assert [v["otel_agent.artifact_version.number"] for v in versions] == [1, 2]
+    v1, v2 = versions
+    assert (v1["otel_agent.artifact_version.id"], v2["otel_agent.artifact_version.id"]) == (C.REPORT_V1, C.REPORT_V2)
+    assert "otel_agent.artifact_version.previous_id" not in v1
+    assert v2["otel_agent.artifact_version.previous_id"] == C.REPORT_V1
+    assert v1["otel_agent.artifact_version.content"].startswith(f"# {C.REPORT_TITLE}")
+    assert "Between 25% and 40%" in v2["otel_agent.artifact_version.content"]
+    for v in versions:
+        content = v["otel_agent.artifact_version.content"]
+        assert v["otel_agent.artifact_version.content_sha256"] == hashlib.sha256(content.encode()).hexdigest()
+        assert v["otel_agent.artifact_version.source_step_id"] == C.STEP_SYNTHESIZE
+    verdicts = [(v["otel_agent.verifier.target_id"], v["otel_agent.verifier.outcome"]) for v in attrs_of(
+        demo.db, "verifier_result", "attributes->>'otel_agent.verifier.name' = 'citation_coverage'")]  # fmt: skip
+    assert verdicts == [(C.REPORT_V1, "failed"), (C.REPORT_V2, "passed")]
+    [decision] = attrs_of(demo.db, "decision")
+    assert decision["otel_agent.decision.model_decision"] == "publish"
+    assert decision["otel_agent.decision.effective_decision"] == "regenerate"
+    assert decision["otel_agent.decision.mismatch"] is True and decision["otel_agent.decision.review_required"] is True
+
+
+def test_claims_of_v2_trace_back_to_their_sources(demo: DemoResult) -> None:
+    lineage = query(
+        demo.db,
+        f"""SELECT c.attributes->>'otel_agent.claim.id', s.attributes->>'otel_agent.source.id'
+            FROM spans c
+            JOIN spans ci ON ci.attributes->>'otel_agent.citation.claim_id' = c.attributes->>'otel_agent.claim.id'
+            JOIN spans e ON e.attributes->>'otel_agent.evidence.id' = ci.attributes->>'otel_agent.citation.evidence_id'
+            JOIN spans s ON s.attributes->>'otel_agent.source.id' = e.attributes->>'otel_agent.evidence.source_id'
+            WHERE c.{KIND} = 'claim' AND c.attributes->>'otel_agent.claim.artifact_version_id' = ?
+            ORDER BY 1, 2""",
+        [C.REPORT_V2],
+    )
+    assert lineage == [
+        ("claim_demo_v2_graph", "src_demo_autogen"),
+        ("claim_demo_v2_graph", "src_demo_langgraph"),
+        ("claim_demo_v2_share", "src_demo_survey_a"),
+        ("claim_demo_v2_share", "src_demo_survey_b"),
+    ]
+
+
+def test_plan_records_skill_context_snapshot_and_badcase(demo: DemoResult) -> None:
+    skills = query(demo.db, f"SELECT name FROM spans WHERE {KIND} = 'skill_invocation' ORDER BY start_time")
+    assert [s for (s,) in skills] == [
+        "skill research-planner@1.0.0",
+        "skill citation-verifier@0.3.0",
+        "skill report-writer@2.1.0",
+        "skill fact-checker@0.9.0",
+    ]
+    [(attrs, events)] = query(
+        demo.db,
+        f"""SELECT s.attributes, list(e.name) FROM spans s JOIN span_events e USING (trace_id, span_id)
+            WHERE s.{KIND} = 'provider_call' AND s.attributes->>'otel_agent.step.id' = ? GROUP BY ALL""",
+        [C.STEP_PLAN],
+    )
+    attrs = json.loads(attrs)
+    assert attrs["otel_agent.context.snapshot_id"] == C.CONTEXT_SNAPSHOT_ID
+    assert attrs["otel_agent.context.available_tokens"] == C.CONTEXT_TOTAL_BUDGET - C.CONTEXT_RESPONSE_RESERVE
+    assert "gen_ai.input.messages" in attrs  # capture is switched on for the demo run, explicitly
+    assert events.count("otel_agent.context.allocation") == 10
+    assert events.count("otel_agent.context.compression") == 1
+    assert events.count("otel_agent.retry") == 1
+    [bad] = attrs_of(demo.db, "badcase")
+    assert bad["otel_agent.badcase.stage"] == "json_parse" and bad["otel_agent.badcase.error_type"] == "JSONDecodeError"
+    assert bad["otel_agent.badcase.raw_model_output"] == C.PLANNER_BAD_OUTPUT
+    [memory] = attrs_of(demo.db, "memory_proposal")
+    assert memory["otel_agent.memory_proposal.source_run_id"] == C.RUN_ID
+    assert "flow:deep_research" in memory["otel_agent.memory_proposal.scopes"]
+    [run] = attrs_of(demo.db, "flow_run", f"attributes->>'otel_agent.run.id' = '{C.RUN_ID}'")
+    assert run["otel_agent.run.usage.model_calls"] == 4 and run["otel_agent.run.usage.tool_calls"] == 5
+    assert run["otel_agent.run.budget.exceeded"] is False
+
+
+def transitions(db: str, handoff_id: str) -> list[tuple[str, str]]:
+    rows = query(
+        db,
+        f"""SELECT attributes->>'otel_agent.receipt.transition', service_name FROM spans
+            WHERE {KIND} = 'receipt_transition' AND attributes->>'otel_agent.receipt.handoff_id' = ?
+            ORDER BY start_time""",
+        [handoff_id],
+    )
+    return [(t, s) for t, s in rows]
+
+
+def test_fact_check_receipt_transitions_and_the_handoff_link(demo: DemoResult) -> None:
+    agent, worker = C.AGENT_SERVICE, C.WORKER_SERVICE
+    assert transitions(demo.db, demo.fact_check_handoff_id) == [
+        ("delegated", agent),
+        ("accepted", worker),
+        ("progress", worker),
+        ("waiting", worker),
+        ("progress", worker),
+        ("completed", worker),
+        ("outcome_verified", agent),
+    ]
+    [waiting] = attrs_of(demo.db, "receipt_transition", "attributes->>'otel_agent.receipt.transition' = 'waiting'")
+    assert waiting["otel_agent.receipt.waiting_for"] == C.WAITING_FOR
+    [completed] = attrs_of(demo.db, "receipt_transition", "attributes->>'otel_agent.receipt.transition' = 'completed'")
+    assert completed["otel_agent.receipt.artifact_ref"] == C.FACT_CHECK_VERSION_ID
+    links = query(
+        demo.db,
+        """SELECT w.name, d.name, d.attributes->>'otel_agent.receipt.handoff_id', l.attributes->>'otel_agent.link.type'
+           FROM span_links l JOIN spans w USING (trace_id, span_id)
+           JOIN spans d ON d.trace_id = l.linked_trace_id AND d.span_id = l.linked_span_id
+           ORDER BY w.name""",
+    )
+    assert links == [
+        ("otel_agent.handoff.work", "otel_agent.receipt.delegated", demo.fact_check_handoff_id, "handoff"),
+        ("otel_agent.receipt.accepted", "otel_agent.receipt.delegated", demo.fact_check_handoff_id, "handoff"),
+    ]
+    [(kind,)] = query(demo.db, "SELECT kind FROM spans WHERE name = 'otel_agent.receipt.delegated' LIMIT 1")
+    assert kind == "PRODUCER"
+
+
+def test_the_translation_delegation_is_never_accepted(demo: DemoResult) -> None:
+    assert transitions(demo.db, demo.translate_handoff_id) == [("delegated", C.AGENT_SERVICE)]
+    [delegated] = attrs_of(
+        demo.db, "receipt_transition", f"attributes->>'otel_agent.receipt.handoff_id' = '{demo.translate_handoff_id}'"
+    )
+    assert delegated["otel_agent.receipt.operation_id"] == C.TRANSLATE_OPERATION
+    assert delegated["otel_agent.receipt.target"] == C.TRANSLATE_TARGET
+
+
+def test_summary_and_every_example_query_work_on_the_store(demo: DemoResult) -> None:
+    text = summarize(demo.db, demo.run_id)
+    for expected in (
+        C.RUN_ID,
+        "receipt_transition",
+        "delegated > accepted > progress > waiting > progress > completed > outcome_verified",
+        f"{demo.translate_handoff_id}  translator",
+        "tavily/search -> exa/search (rate_limited)",
+        "blocked claim_demo_draft_memory (uncited_claim)",
+        C.REPORT_V2,
+    ):
+        assert expected in text
+    assert explore(demo.db).count("otel-agent sql --db") == len(EXAMPLE_SQL)
+    for title, sql in EXAMPLE_SQL:
+        assert run_sql(sql, [demo.db]).rows, title
+
+
+@pytest.mark.parametrize("mode", ["otlp", "embedded"])
+def test_summary_reports_each_mode(mode: str, request: pytest.FixtureRequest) -> None:
+    result: DemoResult = request.getfixturevalue(f"{mode}_demo")
+    assert result.mode == mode and (result.endpoint is not None) == (mode == "otlp")
+    assert result.report_versions == (C.REPORT_V1, C.REPORT_V2)
