@@ -12,105 +12,30 @@ create at run time: the list is read from the single store, not written here.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from otel_agent.store.database import DERIVED_FOLDERS
 from otel_agent.store.shards import RAW_TABLES
-from otel_agent.store.sql_files import ordered_sql
 from tests.collector import workload
+from tests.collector.compare import Snapshot, collect, differences, manifest_views, relations_of, snapshot_sql
 from tests.collector.conftest import otel_agent_sql, wait_for_count
 
 RUNS = 12  # planner runs, each with one handoff: 38 traces over 3 shards
-# Columns that differ between two stores fed the same data: when the receiver committed the row.
-VOLATILE_COLUMNS = {"received_at"}
 HANDOFF_JOIN = (
     "SELECT count(*) AS n FROM span_links l JOIN spans s "
     "ON s.trace_id = l.linked_trace_id AND s.span_id = l.linked_span_id "
     "WHERE l.attributes->>'otel_agent.link.type' = 'handoff'"
 )
-_CREATE_VIEW = re.compile(
-    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)", re.IGNORECASE
-)
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def manifest_views() -> set[str]:
-    """Names of the views the derived SQL files declare (a cross-check of the list read from the store)."""
-    names = set()
-    for folder in DERIVED_FOLDERS:
-        for _file, sql in ordered_sql(folder):
-            for match in _CREATE_VIEW.finditer(sql):
-                names.add(match.group(1).replace('"', "").split(".")[-1].lower())
-    return names
-
-
-def relations_of(store: Path) -> dict[str, list[str]]:
-    """Raw tables and derived views of a closed store, each with its columns (volatile ones left out)."""
-    con = duckdb.connect(str(store), read_only=True)
-    try:
-        views = [
-            r[0]
-            for r in con.execute(
-                "SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() "
-                "AND schema_name = 'main' ORDER BY view_name"
-            ).fetchall()
-        ]
-        relations = {}
-        for name in [*RAW_TABLES, *views]:
-            columns = con.execute(
-                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
-                "AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
-                [name],
-            ).fetchall()
-            relations[name] = [c[0] for c in columns if c[0] not in VOLATILE_COLUMNS]
-        return relations
-    finally:
-        con.close()
-
-
-def snapshot_sql(relations: dict[str, list[str]]) -> str:
-    """One SELECT giving every row of every relation as (relation, row as JSON): one CLI call per side."""
-    parts = []
-    for name, columns in relations.items():
-        fields = ", ".join(f"{_lit(c)}: {_q(c)}" for c in columns)
-        parts.append(f"SELECT {_lit(name)} AS relation, to_json({{{fields}}})::VARCHAR AS row FROM {_q(name)}")
-    return " UNION ALL ".join(parts)
-
-
-def _normalise(value: Any, *, sort_lists: bool) -> Any:
-    """Floats to 12 significant digits (sums over a union may add in another order); optionally lists sorted
-    (an aggregate's list order over a union is unspecified unless the view orders it)."""
-    if isinstance(value, float):
-        return float(f"{value:.12g}")
-    if isinstance(value, dict):
-        return {k: _normalise(v, sort_lists=sort_lists) for k, v in value.items()}
-    if isinstance(value, list):
-        items = [_normalise(v, sort_lists=sort_lists) for v in value]
-        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True)) if sort_lists else items
-    return value
-
-
-def snapshot(dbs: list[Path], relations: dict[str, list[str]]) -> dict[str, Counter[str]]:
-    """Every relation as a multiset of canonical JSON rows, read through ``otel-agent sql`` (a subprocess)."""
+def snapshot(dbs: list[Path], relations: dict[str, list[str]]) -> Snapshot:
+    """Every relation as a multiset of canonical JSON rows, read through ``otel-agent sql`` (a subprocess):
+    one CLI call per side, whatever the number of views."""
     out = json.loads(otel_agent_sql(snapshot_sql(relations), dbs))
-    result: dict[str, Counter[str]] = {name: Counter() for name in relations}
-    for item in out:
-        name = item["relation"]
-        row = _normalise(json.loads(item["row"]), sort_lists=name not in RAW_TABLES)
-        result[name][json.dumps(row, sort_keys=True)] += 1
-    return result
+    return collect(relations, ((item["relation"], item["row"]) for item in out))
 
 
 def shard_contents(path: Path) -> dict[str, Any]:
@@ -186,7 +111,11 @@ def test_trace_id_shards_query_as_one_store(make_receiver, make_collector, tmp_p
     alone = json.loads(otel_agent_sql(HANDOFF_JOIN, [single_path]))
     assert merged == alone == [{"n": links_per_handoff * RUNS}]
 
-    relations = relations_of(single_path)
+    con = duckdb.connect(str(single_path), read_only=True)
+    try:
+        relations = relations_of(con)
+    finally:
+        con.close()
     views = [name for name in relations if name not in RAW_TABLES]
     assert manifest_views() <= set(views), "a view the derived SQL declares is missing from the store"
     want = snapshot([single_path], relations)
@@ -198,13 +127,7 @@ def test_trace_id_shards_query_as_one_store(make_receiver, make_collector, tmp_p
         "logs": len(w.logs),
         "metric_points": w.n_points,
     }
-    differ = {}
-    for name in relations:
-        if got[name] != want[name]:
-            differ[name] = {
-                "only_merged": list((got[name] - want[name]).elements())[:3],
-                "only_single": list((want[name] - got[name]).elements())[:3],
-            }
+    differ = differences(got, want)
     assert not differ, f"merged shards differ from the single store in {sorted(differ)}: {differ}"
     print(
         f"compared {len(RAW_TABLES)} raw tables and {len(views)} derived views "

@@ -220,7 +220,9 @@ def send(
     logs_over: str = "http",
     metrics_over: str = "grpc",
 ) -> None:
-    """Export the workload with the real SDK OTLP exporters (traces in chunks) and check each succeeded."""
+    """Export the workload with the real SDK OTLP exporters (traces in chunks) and check each succeeded.
+
+    Empty parts are not sent."""
     if traces_over == "grpc":
         span_exporter = GrpcSpanExporter(endpoint=grpc_endpoint, insecure=True, timeout=30)
     else:
@@ -237,10 +239,12 @@ def send(
         for i in range(0, len(workload.spans), chunk):
             result = span_exporter.export(workload.spans[i : i + chunk])
             assert result is SpanExportResult.SUCCESS, f"span export {i // chunk} failed: {result}"
-        result = log_exporter.export(workload.logs)
-        assert result.name == "SUCCESS", f"log export failed: {result}"
-        result = metric_exporter.export(workload.metrics)
-        assert result is MetricExportResult.SUCCESS, f"metric export failed: {result}"
+        if workload.logs:
+            result = log_exporter.export(workload.logs)
+            assert result.name == "SUCCESS", f"log export failed: {result}"
+        if workload.metrics.resource_metrics:
+            result = metric_exporter.export(workload.metrics)
+            assert result is MetricExportResult.SUCCESS, f"metric export failed: {result}"
     finally:
         span_exporter.shutdown()
         log_exporter.shutdown()
