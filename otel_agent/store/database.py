@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 
 from otel_agent.errors import SchemaVersionError
+from otel_agent.store.prices import load_prices
 from otel_agent.store.sql_files import ordered_sql
 
 SCHEMA_VERSION = "1"
@@ -50,6 +51,7 @@ def apply_derived(con: duckdb.DuckDBPyConnection) -> None:
     for folder in DERIVED_FOLDERS:
         for _name, sql in ordered_sql(folder):
             con.execute(sql)
+    load_prices(con)  # the model price table is data (views/runs/000_price_table.sql, store/prices/)
 
 
 def open_store(

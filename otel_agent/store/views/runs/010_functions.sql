@@ -1,0 +1,41 @@
+-- Scalar helpers used by the run views. Prefix oa_ marks them as internal (they may change).
+
+-- An attribute value (extracted as text) as a non-negative integer count; NULL when absent or not a number.
+CREATE OR REPLACE MACRO oa_count(v) AS
+    CASE WHEN TRY_CAST(v AS DOUBLE) >= 0 THEN CAST(round(TRY_CAST(v AS DOUBLE)) AS BIGINT) END;
+
+-- Text attribute, with '' treated as absent.
+CREATE OR REPLACE MACRO oa_text(v) AS nullif(v, '');
+
+-- The key a model name is priced by: lower case, without a routing prefix ('openai/gpt-4o',
+-- 'models/gemini-2.0-flash'), a Bedrock vendor/region prefix or version suffix
+-- ('us.anthropic.claude-3-5-sonnet-20240620-v1:0'), or a snapshot date
+-- ('gpt-4o-2024-08-06', 'claude-3-5-sonnet-20241022', 'claude-3-5-sonnet@20241022', 'gpt-4-0613').
+CREATE OR REPLACE MACRO oa_model_key(m) AS
+    regexp_replace(
+        regexp_replace(
+            regexp_replace(
+                regexp_replace(lower(trim(m)), '^.*/', ''),
+                '^((us|eu|apac|global)\.)?(anthropic|meta|amazon|mistral|cohere|ai21|deepseek)\.', ''),
+            '-v\d+(:\d+)?$', ''),
+        '([-@](\d{4}-\d{2}-\d{2}|\d{8})|-\d{4})$', '');
+
+-- The provider family a provider name is priced under: hosted variants of one vendor's models share its
+-- prices (Azure OpenAI -> openai, Vertex/Gemini -> google); NULL (unknown, or a multi-vendor host such as
+-- Bedrock) matches by model name alone.
+CREATE OR REPLACE MACRO oa_price_provider(p) AS
+    CASE
+        WHEN p IS NULL OR trim(p) = '' THEN NULL
+        WHEN lower(p) IN ('openai', 'azure.ai.openai', 'az.ai.openai', 'azure_openai', 'azure', 'azure.openai')
+            THEN 'openai'
+        WHEN lower(p) IN ('anthropic', 'claude') THEN 'anthropic'
+        WHEN lower(p) IN ('gcp.gemini', 'gcp.vertex_ai', 'gcp.gen_ai', 'vertex_ai', 'vertexai', 'google',
+                          'gemini', 'google_genai', 'google.genai', 'google_ai_studio') THEN 'google'
+        WHEN lower(p) IN ('deepseek') THEN 'deepseek'
+        WHEN lower(p) IN ('mistral_ai', 'mistralai', 'mistral') THEN 'mistral_ai'
+        WHEN lower(p) IN ('aws.bedrock', 'bedrock', 'aws_bedrock', 'openrouter', 'litellm') THEN NULL
+        ELSE lower(p)
+    END;
+
+-- Span duration in milliseconds.
+CREATE OR REPLACE MACRO oa_ms(ns) AS ns / 1e6;

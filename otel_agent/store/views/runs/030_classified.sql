@@ -1,0 +1,293 @@
+-- Layer 2: classification of every span across conventions, normalised fields, and the run each span
+-- belongs to. The recognition order (first match wins; docs/views-runs.md explains each):
+--   1. otel_agent.record.kind           (our instrumentation, otel_agent.instrument)
+--   2. openinference.span.kind          (OpenInference, incl. the OpenAI Agents SDK through it)
+--   3. traceloop.span.kind / llm.request.type   (OpenLLMetry)
+--   4. gen_ai.operation.name            (OTel GenAI conventions, current and older)
+--   5. gen_ai.system with a model or token usage (GenAI conventions <= v1.26, no operation name)
+-- Third-party 'agent' spans become the run (flow_run) when they are the root of what is stored of their
+-- trace, and a step otherwise.
+--
+-- Run of a span: its otel_agent.run.id; else its parent's otel_agent.run.id (a third-party span opened
+-- inside one of ours, e.g. an instrumented client call inside a provider_call); else the earliest run id
+-- found in its trace; else its trace id (a trace without our spans is one run).
+CREATE OR REPLACE MACRO oa_classified(rid) AS TABLE
+WITH k AS (
+    SELECT
+        trace_id, span_id, parent_span_id, name, kind, start_time, end_time, duration_ns, status_code,
+        status_message, service_name, scope_name,
+        oa_text(a."otel_agent.record.kind") AS record_kind,
+        oa_text(upper(a."openinference.span.kind")) AS oi_kind,
+        oa_text(lower(a."traceloop.span.kind")) AS tl_kind,
+        oa_text(lower(a."gen_ai.operation.name")) AS op_name,
+        oa_text(lower(a."llm.request.type")) AS llm_request_type,
+        oa_text(a."otel_agent.run.id") AS own_run_id,
+        oa_text(a."otel_agent.step.id") AS attr_step_id,
+        oa_text(a."otel_agent.step.name") AS attr_step_name,
+        oa_count(a."otel_agent.iteration") AS iteration,
+        oa_text(coalesce(a."gen_ai.workflow.name", a."traceloop.workflow.name")) AS workflow_name,
+        oa_text(coalesce(
+            a."gen_ai.agent.name", a."agent.name",
+            CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN a."traceloop.entity.name" END,
+            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN coalesce(a."graph.node.id", name) END
+        )) AS agent_name,
+        oa_text(lower(coalesce(a."gen_ai.provider.name", a."gen_ai.system", a."llm.provider", a."llm.system")))
+            AS provider,
+        oa_text(coalesce(a."gen_ai.request.model", a."llm.model_name")) AS request_model,
+        oa_text(a."gen_ai.response.model") AS response_model,
+        oa_count(coalesce(
+            a."gen_ai.usage.input_tokens", a."gen_ai.usage.prompt_tokens", a."llm.token_count.prompt"
+        )) AS input_tokens,
+        oa_count(coalesce(
+            a."gen_ai.usage.output_tokens", a."gen_ai.usage.completion_tokens", a."llm.token_count.completion"
+        )) AS output_tokens,
+        oa_count(coalesce(
+            a."gen_ai.usage.total_tokens", a."llm.token_count.total", a."llm.usage.total_tokens"
+        )) AS reported_total_tokens,
+        oa_count(coalesce(
+            a."gen_ai.usage.cache_read.input_tokens", a."gen_ai.usage.cache_read_input_tokens",
+            a."llm.token_count.prompt_details.cache_read"
+        )) AS cache_read_tokens,
+        oa_count(coalesce(
+            a."gen_ai.usage.cache_creation.input_tokens", a."gen_ai.usage.cache_creation_input_tokens",
+            a."llm.token_count.prompt_details.cache_write"
+        )) AS cache_creation_tokens,
+        oa_count(coalesce(
+            a."gen_ai.usage.reasoning.output_tokens", a."gen_ai.usage.reasoning_tokens",
+            a."llm.usage.reasoning_tokens", a."llm.token_count.completion_details.reasoning"
+        )) AS reasoning_tokens,
+        coalesce(
+            TRY_CAST(a."otel_agent.cost.usd" AS DOUBLE),
+            TRY_CAST(a."llm.cost.total" AS DOUBLE),
+            TRY_CAST(a."gen_ai.usage.cost" AS DOUBLE),
+            TRY_CAST(a."llm.cost.prompt" AS DOUBLE) + TRY_CAST(a."llm.cost.completion" AS DOUBLE)
+        ) AS reported_cost_usd,
+        oa_count(a."otel_agent.retry.count") AS retry_count,
+        oa_count(a."otel_agent.fallback.count") AS fallback_count,
+        oa_text(lower(a."otel_agent.fallback.original_provider")) AS fallback_from_provider,
+        oa_text(a."otel_agent.fallback.original_model") AS fallback_from_model,
+        oa_text(coalesce(
+            a."gen_ai.tool.name", a."tool.name",
+            CASE WHEN lower(a."traceloop.span.kind") = 'tool' THEN a."traceloop.entity.name" END
+        )) AS attr_tool_name,
+        oa_text(a."gen_ai.tool.call.id") AS tool_call_id,
+        oa_text(a."gen_ai.tool.type") AS tool_type,
+        oa_text(a."otel_agent.tool.provider") AS tool_provider,
+        oa_text(a."gen_ai.data_source.id") AS data_source_id,
+        oa_text(a."otel_agent.skill.name") AS skill_name,
+        oa_text(a."otel_agent.skill.version") AS skill_version,
+        oa_text(a."otel_agent.skill.invocation_id") AS attr_skill_invocation_id,
+        oa_text(a."otel_agent.guard.name") AS attr_guard_name,
+        oa_text(lower(a."otel_agent.guard.outcome")) AS guard_outcome,
+        oa_text(a."otel_agent.guard.reason") AS guard_reason,
+        oa_text(a."otel_agent.guard.stage") AS guard_stage,
+        oa_text(a."otel_agent.guard.target_id") AS guard_target_id,
+        oa_text(a."otel_agent.verifier.name") AS attr_verifier_name,
+        oa_text(lower(a."otel_agent.verifier.outcome")) AS verifier_outcome,
+        TRY_CAST(a."otel_agent.verifier.score" AS DOUBLE) AS verifier_score,
+        oa_text(a."otel_agent.verifier.reason") AS verifier_reason,
+        oa_text(a."otel_agent.verifier.target_id") AS verifier_target_id,
+        oa_count(a."otel_agent.run.budget.max_model_calls") AS budget_max_model_calls,
+        oa_count(a."otel_agent.run.budget.max_tool_calls") AS budget_max_tool_calls,
+        TRY_CAST(a."otel_agent.run.budget.max_cost_usd" AS DOUBLE) AS budget_max_cost_usd,
+        TRY_CAST(a."otel_agent.run.budget.exceeded" AS BOOLEAN) AS attr_budget_exceeded,
+        CASE
+            WHEN json_valid(a."otel_agent.run.budget.exceeded_limits")
+             AND json_type(a."otel_agent.run.budget.exceeded_limits") = 'ARRAY'
+            THEN from_json(a."otel_agent.run.budget.exceeded_limits", '["VARCHAR"]')
+        END AS attr_budget_exceeded_limits,
+        oa_text(a."gen_ai.conversation.id") AS conversation_id,
+        oa_text(a."session.id") AS session_id,
+        oa_text(a."otel_agent.artifact.id") AS artifact_id,
+        oa_text(a."otel_agent.artifact_version.id") AS artifact_version_id,
+        oa_count(a."otel_agent.artifact_version.number") AS artifact_version_number,
+        oa_text(a."otel_agent.receipt.transition") AS receipt_transition,
+        oa_text(a."otel_agent.receipt.operation_id") AS receipt_operation_id,
+        oa_text(a."otel_agent.receipt.handoff_id") AS receipt_handoff_id,
+        oa_text(a."otel_agent.receipt.expected_artifact") AS receipt_expected_artifact,
+        oa_text(a."otel_agent.receipt.reason") AS receipt_reason,
+        oa_text(a."otel_agent.receipt.waiting_for") AS receipt_waiting_for,
+        oa_text(a."otel_agent.receipt.artifact_ref") AS receipt_artifact_ref,
+        oa_text(coalesce(
+            a."otel_agent.receipt.target", a."gen_ai.handoff.to_agent",
+            CASE WHEN starts_with(name, 'handoff to ') THEN substr(name, 12) END
+        )) AS handoff_to,
+        oa_text(a."gen_ai.handoff.from_agent") AS handoff_from,
+        oa_text(a."error.type") AS attr_error_type,
+        (a."gen_ai.system" IS NOT NULL AND (
+            a."gen_ai.request.model" IS NOT NULL OR a."gen_ai.usage.input_tokens" IS NOT NULL
+            OR a."gen_ai.usage.prompt_tokens" IS NOT NULL
+        )) AS legacy_model_call
+    FROM oa_span_fields(rid)
+),
+c AS MATERIALIZED (
+    SELECT
+        k.*,
+        CASE
+            WHEN record_kind IS NOT NULL THEN 'otel_agent'
+            WHEN oi_kind IS NOT NULL THEN 'openinference'
+            WHEN tl_kind IS NOT NULL OR llm_request_type IS NOT NULL THEN 'openllmetry'
+            WHEN op_name IS NOT NULL THEN 'gen_ai'
+            WHEN legacy_model_call THEN 'gen_ai_legacy'
+            ELSE 'none'
+        END AS convention,
+        CASE
+            WHEN record_kind IS NOT NULL THEN
+                CASE record_kind
+                    WHEN 'flow_run' THEN 'flow_run'
+                    WHEN 'step' THEN 'step'
+                    WHEN 'skill_invocation' THEN 'skill_invocation'
+                    WHEN 'provider_call' THEN 'provider_call'
+                    WHEN 'tool_invocation' THEN 'tool_invocation'
+                    WHEN 'guard_result' THEN 'guard_result'
+                    WHEN 'verifier_result' THEN 'verifier_result'
+                    WHEN 'receipt_transition' THEN 'handoff'
+                    WHEN 'handoff_work' THEN 'handoff'
+                    ELSE 'record'
+                END
+            WHEN oi_kind IS NOT NULL THEN
+                CASE oi_kind
+                    WHEN 'LLM' THEN 'provider_call'
+                    WHEN 'EMBEDDING' THEN 'provider_call'
+                    WHEN 'RETRIEVER' THEN 'retrieval'
+                    WHEN 'RERANKER' THEN 'retrieval'
+                    WHEN 'TOOL' THEN
+                        CASE WHEN starts_with(name, 'handoff to ') THEN 'handoff' ELSE 'tool_invocation' END
+                    WHEN 'AGENT' THEN 'agent'
+                    WHEN 'GUARDRAIL' THEN 'guard_result'
+                    WHEN 'EVALUATOR' THEN 'verifier_result'
+                    ELSE 'other'
+                END
+            WHEN tl_kind IS NOT NULL THEN
+                CASE tl_kind
+                    WHEN 'workflow' THEN 'flow_run'
+                    WHEN 'task' THEN 'step'
+                    WHEN 'agent' THEN 'agent'
+                    WHEN 'tool' THEN 'tool_invocation'
+                    WHEN 'handoff' THEN 'handoff'
+                    ELSE 'other'
+                END
+            WHEN llm_request_type IS NOT NULL THEN
+                CASE WHEN llm_request_type IN ('chat', 'completion', 'embedding', 'rerank') THEN 'provider_call'
+                     ELSE 'other' END
+            WHEN op_name IS NOT NULL THEN
+                CASE
+                    WHEN op_name IN ('chat', 'text_completion', 'generate_content', 'embeddings', 'completion',
+                                     'embedding') THEN 'provider_call'
+                    WHEN op_name = 'retrieval' THEN 'retrieval'
+                    WHEN op_name = 'execute_tool' THEN 'tool_invocation'
+                    WHEN op_name = 'invoke_agent' THEN 'agent'
+                    WHEN op_name = 'invoke_workflow' THEN 'flow_run'
+                    WHEN op_name = 'apply_guardrail' THEN 'guard_result'
+                    WHEN op_name IN ('handoff', 'transfer') THEN 'handoff'
+                    ELSE 'other'
+                END
+            WHEN legacy_model_call THEN 'provider_call'
+            ELSE 'other'
+        END AS base_category
+    FROM k
+),
+trace_runs AS (
+    SELECT trace_id, arg_min(own_run_id, start_time) AS trace_run_id
+    FROM c
+    WHERE own_run_id IS NOT NULL
+    GROUP BY trace_id
+),
+j AS (
+    SELECT
+        c.*,
+        p.span_id IS NOT NULL AS parent_found,
+        p.base_category AS parent_base_category,
+        p.own_run_id AS parent_run_id,
+        tr.trace_run_id
+    FROM c
+    LEFT JOIN c AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
+    LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
+)
+SELECT
+    trace_id,
+    span_id,
+    parent_span_id,
+    name AS span_name,
+    kind AS span_kind,
+    start_time,
+    end_time,
+    oa_ms(duration_ns) AS duration_ms,
+    status_code,
+    status_message,
+    service_name,
+    scope_name,
+    convention,
+    record_kind,
+    CASE WHEN base_category = 'agent' THEN (CASE WHEN parent_found THEN 'step' ELSE 'flow_run' END)
+         ELSE base_category END AS category,
+    coalesce(op_name, llm_request_type, lower(oi_kind)) AS operation,
+    coalesce(own_run_id, parent_run_id, trace_run_id, trace_id) AS run_id,
+    CASE
+        WHEN own_run_id IS NOT NULL THEN 'attribute'
+        WHEN parent_run_id IS NOT NULL THEN 'parent'
+        WHEN trace_run_id IS NOT NULL THEN 'trace'
+        ELSE 'trace_id'
+    END AS run_id_source,
+    attr_step_id,
+    coalesce(attr_step_name, CASE WHEN base_category IN ('agent', 'step') THEN coalesce(agent_name, name) END)
+        AS step_name,
+    iteration,
+    workflow_name,
+    agent_name,
+    conversation_id,
+    session_id,
+    provider,
+    request_model,
+    response_model,
+    input_tokens,
+    output_tokens,
+    coalesce(reported_total_tokens, input_tokens + output_tokens) AS total_tokens,
+    cache_read_tokens,
+    cache_creation_tokens,
+    reasoning_tokens,
+    reported_cost_usd,
+    retry_count,
+    fallback_count,
+    fallback_from_provider,
+    fallback_from_model,
+    coalesce(attr_tool_name, CASE WHEN base_category = 'tool_invocation' THEN name END) AS tool_name,
+    tool_call_id,
+    tool_type,
+    tool_provider,
+    data_source_id,
+    skill_name,
+    skill_version,
+    attr_skill_invocation_id,
+    coalesce(attr_guard_name, CASE WHEN base_category = 'guard_result' THEN name END) AS guard_name,
+    guard_outcome,
+    guard_reason,
+    guard_stage,
+    guard_target_id,
+    coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
+    verifier_outcome,
+    verifier_score,
+    verifier_reason,
+    verifier_target_id,
+    budget_max_model_calls,
+    budget_max_tool_calls,
+    budget_max_cost_usd,
+    attr_budget_exceeded,
+    attr_budget_exceeded_limits,
+    artifact_id,
+    artifact_version_id,
+    artifact_version_number,
+    receipt_transition,
+    receipt_operation_id,
+    receipt_handoff_id,
+    receipt_expected_artifact,
+    receipt_reason,
+    receipt_waiting_for,
+    receipt_artifact_ref,
+    handoff_to,
+    handoff_from,
+    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' THEN '_OTHER' END) AS error_type,
+    (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
+    parent_found,
+    coalesce(base_category = 'provider_call' AND parent_base_category = 'provider_call', false) AS nested_call
+FROM j;
