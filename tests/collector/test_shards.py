@@ -1,0 +1,84 @@
+"""``otel-agent sql --db a --db b``: shards attached read-only and queried as one, and the clear refusals
+(a file a receiver holds, a file given twice, a file that is not a store). No Collector needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+from otel_agent.errors import SchemaVersionError
+from otel_agent.query.client import run_sql
+from otel_agent.store.shards import ShardAttachError
+from tests.collector import workload
+from tests.collector.workload import Workload
+
+
+def closed_shards(make_receiver, tmp_path, n: int = 2) -> tuple[list[str], Workload]:
+    """``n`` closed stores holding the workload's spans split by trace id."""
+    w = workload.build(runs=2, seed=11)
+    paths = []
+    for i in range(n):
+        path = str(tmp_path / f"s{i}.duckdb")
+        receiver = make_receiver(db=path)
+        part = [s for s in w.spans if s.context.trace_id % n == i]
+        part_w = Workload(spans=part, logs=[], metrics=workload.MetricsData(resource_metrics=[]), handoffs=[])
+        workload.send(part_w, grpc_endpoint=receiver.grpc_address, http_url=receiver.http_address)
+        receiver.stop()
+        paths.append(path)
+    return paths, w
+
+
+def test_shards_are_queried_as_one(make_receiver, tmp_path):
+    paths, w = closed_shards(make_receiver, tmp_path, n=3)
+    per_shard = [run_sql("SELECT count(*) FROM spans", [p]).rows[0][0] for p in paths]
+    assert all(per_shard) and sum(per_shard) == len(w.spans)
+    merged = run_sql("SELECT count(*), count(DISTINCT trace_id) FROM spans", paths)
+    assert merged.rows == [(len(w.spans), len(w.trace_ids))]
+    # The store's own facts are there too, as in a single store.
+    assert run_sql("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'", paths).rows == [("1",)]
+
+
+def test_a_file_given_twice_is_refused(make_receiver, tmp_path):
+    paths, _ = closed_shards(make_receiver, tmp_path)
+    with pytest.raises(ShardAttachError, match="given twice"):
+        run_sql("SELECT 1", [paths[0], paths[1], str(tmp_path / "." / "s0.duckdb")])
+
+
+def test_a_file_that_is_not_a_store_is_refused(make_receiver, tmp_path):
+    paths, _ = closed_shards(make_receiver, tmp_path)
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).execute("CREATE TABLE t (x INT)").close()
+    with pytest.raises(SchemaVersionError, match="not an otel_agent store"):
+        run_sql("SELECT 1", [paths[0], str(other)])
+    with duckdb.connect(paths[1]) as con:
+        con.execute("UPDATE otel_agent_meta SET value = '0' WHERE key = 'schema_version'")
+    with pytest.raises(SchemaVersionError, match="schema version 0"):
+        run_sql("SELECT 1", paths)
+
+
+def test_a_shard_held_by_a_running_receiver_is_refused_with_a_hint(make_receiver, tmp_path):
+    paths, _ = closed_shards(make_receiver, tmp_path)
+    live = make_receiver(db=paths[1])  # this process now holds s1.duckdb
+    assert live._started
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_agent.cli",
+            "sql",
+            "SELECT count(*) FROM spans",
+            "--db",
+            paths[0],
+            "--db",
+            paths[1],
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "held by another process" in done.stderr and "receiver.json" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
