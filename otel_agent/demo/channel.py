@@ -26,6 +26,15 @@ Message = dict[str, Any]
 _EOF: Message = {"event": "eof"}
 
 
+def _worker_env() -> dict[str, str]:
+    """The delegator's environment; from a source tree that is not installed, with that tree importable."""
+    env = dict(os.environ)
+    root = Path(__file__).resolve().parents[2]
+    if root.name not in ("site-packages", "dist-packages"):  # never put site-packages ahead of the stdlib
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    return env
+
+
 class WorkerError(OtelAgentError):
     """The worker process failed, went away or did not answer in time."""
 
@@ -40,16 +49,13 @@ class WorkerProcess:
         self._relay_to = relay_to
         self._events: queue.Queue[Message] = queue.Queue()
         self._relay_error: BaseException | None = None
-        env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[2])  # works from a source tree that is not installed
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "otel_agent.demo.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             encoding="utf-8",
-            env=env,
+            env=_worker_env(),
         )
         self._reader = threading.Thread(target=self._read, name="otel-agent-demo-worker-reader", daemon=True)
         self._reader.start()
