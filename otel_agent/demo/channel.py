@@ -59,7 +59,11 @@ class WorkerProcess:
         )
         self._reader = threading.Thread(target=self._read, name="otel-agent-demo-worker-reader", daemon=True)
         self._reader.start()
-        self.send(job)
+        try:
+            self.send(job)
+        except BaseException:
+            self.kill()
+            raise
 
     @property
     def pid(self) -> int:
