@@ -1,0 +1,234 @@
+-- Evidence records: sources, evidence items, claims, citations, conflicts (docs/views-evidence.md).
+--
+-- Our instrumentation emits each record as a zero-length span classified by `otel_agent.record.kind`. A record
+-- span is selected by its registry span name (a dictionary-compressed column DuckDB filters without touching
+-- the JSON) and confirmed by its record kind. Records refer to each other by id only, so they may come from
+-- any span, step, trace or process. Every view keeps one row per record id: the earliest copy by
+-- (recorded time, trace id, span id), so re-delivered or re-emitted records never count twice.
+--
+-- Retrieval results of other conventions are sources and evidence too: OpenInference RETRIEVER spans
+-- (`retrieval.documents.N.document.id/content/score/metadata`) and GenAI retrieval spans
+-- (`gen_ai.retrieval.documents`, structured or a JSON string).
+
+-- One row per retrieved document found on a span of another convention.
+CREATE OR REPLACE VIEW retrieval_documents AS
+WITH candidates AS (
+    SELECT trace_id, span_id, end_time, service_name, attributes
+    FROM spans
+    WHERE contains(attributes, 'retrieval.documents')
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
+),
+oi_keys AS (
+    SELECT c.trace_id, c.span_id,
+           regexp_extract(u.k, '^retrieval\.documents\.(\d+)\.document\.(id|content|score|metadata)$',
+                          ['idx', 'field']) AS m,
+           c.attributes->>u.k AS value
+    FROM candidates c, unnest(json_keys(c.attributes)) AS u(k)
+    WHERE u.k LIKE 'retrieval.documents.%'
+),
+oi_flat AS (
+    SELECT trace_id, span_id, m.idx::INTEGER AS doc_index,
+           max(value) FILTER (WHERE m.field = 'id') AS document_id,
+           max(value) FILTER (WHERE m.field = 'content') AS content,
+           TRY_CAST(max(value) FILTER (WHERE m.field = 'score') AS DOUBLE) AS score,
+           max(value) FILTER (WHERE m.field = 'metadata') AS metadata_text,
+           'openinference' AS origin
+    FROM oi_keys
+    WHERE m.idx <> ''
+    GROUP BY ALL
+),
+-- Documents as structured arrays: OpenInference `retrieval.documents` (objects keyed document.*) and GenAI
+-- `gen_ai.retrieval.documents` (objects keyed id, score, content…; or the same array as a JSON string).
+arrays AS (
+    SELECT trace_id, span_id, 'openinference' AS origin, 'document.' AS prefix,
+           attributes->'retrieval.documents' AS docs
+    FROM candidates
+    WHERE json_type(attributes->'retrieval.documents') = 'ARRAY'
+    UNION ALL
+    SELECT trace_id, span_id, 'gen_ai' AS origin, '' AS prefix,
+           CASE json_type(attributes->'gen_ai.retrieval.documents')
+               WHEN 'ARRAY' THEN attributes->'gen_ai.retrieval.documents'
+               WHEN 'VARCHAR' THEN
+                   CASE WHEN json_valid(attributes->>'gen_ai.retrieval.documents')
+                        THEN (attributes->>'gen_ai.retrieval.documents')::JSON END
+           END AS docs
+    FROM candidates
+    WHERE (attributes->'gen_ai.retrieval.documents') IS NOT NULL
+),
+array_docs AS (
+    SELECT a.trace_id, a.span_id, a.origin, a.prefix, u.i::INTEGER AS doc_index,
+           json_extract(a.docs, '$[' || u.i || ']') AS doc
+    FROM arrays a, unnest(range(coalesce(json_array_length(a.docs), 0)::BIGINT)) AS u(i)
+    WHERE json_type(a.docs) = 'ARRAY'
+),
+array_flat AS (
+    SELECT trace_id, span_id, doc_index,
+           doc->>(prefix || 'id') AS document_id,
+           coalesce(doc->>(prefix || 'content'), doc->>(prefix || 'text')) AS content,
+           TRY_CAST(doc->>(prefix || 'score') AS DOUBLE) AS score,
+           CASE json_type(doc->(prefix || 'metadata'))
+               WHEN 'OBJECT' THEN (doc->(prefix || 'metadata'))::VARCHAR
+               ELSE doc->>(prefix || 'metadata')
+           END AS metadata_text,
+           doc->>'url' AS doc_url,
+           doc->>'title' AS doc_title,
+           origin
+    FROM array_docs
+    WHERE json_type(doc) = 'OBJECT'
+),
+docs AS (
+    SELECT *, NULL::VARCHAR AS doc_url, NULL::VARCHAR AS doc_title FROM oi_flat
+    UNION ALL BY NAME
+    SELECT * FROM array_flat
+),
+parsed AS (
+    SELECT d.*, CASE WHEN json_valid(d.metadata_text) THEN d.metadata_text::JSON END AS metadata
+    FROM docs d
+)
+SELECT p.trace_id,
+       p.span_id,
+       p.doc_index,
+       p.origin,
+       p.document_id,
+       p.content,
+       p.score,
+       p.metadata,
+       coalesce(p.doc_url, p.metadata->>'url', p.metadata->>'source', p.metadata->>'file_path',
+                p.document_id) AS url,
+       coalesce(p.doc_title, p.metadata->>'title') AS title,
+       coalesce(c.attributes->>'gen_ai.data_source.id', c.attributes->>'gen_ai.provider.name',
+                c.attributes->>'db.system.name', c.attributes->>'db.system') AS provider,
+       c.end_time::TIMESTAMP AS retrieved_at,
+       c.attributes->>'otel_agent.run.id' AS run_id,
+       c.attributes->>'otel_agent.step.id' AS step_id,
+       c.service_name,
+       c.end_time AS recorded_at
+FROM parsed p
+JOIN candidates c USING (trace_id, span_id);
+
+CREATE OR REPLACE VIEW sources AS
+WITH own AS (
+    SELECT attributes->>'otel_agent.source.id' AS source_id,
+           attributes->>'otel_agent.source.url' AS url,
+           attributes->>'otel_agent.source.title' AS title,
+           attributes->>'otel_agent.source.provider' AS provider,
+           coalesce(timezone('UTC', TRY_CAST(attributes->>'otel_agent.source.retrieved_at' AS TIMESTAMPTZ)),
+                    start_time::TIMESTAMP) AS retrieved_at,
+           CASE WHEN json_valid(attributes->>'otel_agent.source.metadata')
+                THEN (attributes->>'otel_agent.source.metadata')::JSON END AS metadata,
+           'otel_agent' AS origin,
+           attributes->>'otel_agent.run.id' AS run_id,
+           attributes->>'otel_agent.step.id' AS step_id,
+           trace_id, span_id, service_name,
+           start_time AS recorded_at
+    FROM spans
+    WHERE name = 'otel_agent.source' AND attributes->>'otel_agent.record.kind' = 'source'
+),
+documents AS (
+    SELECT coalesce(document_id, 'doc:' || trace_id || ':' || span_id || ':' || doc_index) AS source_id,
+           url, title, provider, retrieved_at, metadata, origin, run_id, step_id,
+           trace_id, span_id, service_name, recorded_at
+    FROM retrieval_documents
+)
+SELECT source_id, url, title, provider, retrieved_at, metadata, origin, run_id, step_id,
+       trace_id, span_id, service_name, recorded_at
+FROM (SELECT * FROM own UNION ALL BY NAME SELECT * FROM documents)
+WHERE source_id IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY source_id ORDER BY recorded_at, trace_id, span_id) = 1;
+
+CREATE OR REPLACE VIEW evidence_items AS
+WITH own AS (
+    SELECT attributes->>'otel_agent.evidence.id' AS evidence_id,
+           attributes->>'otel_agent.evidence.source_id' AS source_id,
+           attributes->>'otel_agent.evidence.excerpt' AS excerpt,
+           attributes->>'otel_agent.evidence.confidence' AS confidence,
+           NULL::DOUBLE AS score,
+           attributes->>'otel_agent.evidence.supports_step' AS supports_step,
+           CASE WHEN json_valid(attributes->>'otel_agent.evidence.metadata')
+                THEN (attributes->>'otel_agent.evidence.metadata')::JSON END AS metadata,
+           'otel_agent' AS origin,
+           attributes->>'otel_agent.run.id' AS run_id,
+           attributes->>'otel_agent.step.id' AS step_id,
+           trace_id, span_id, service_name,
+           start_time AS recorded_at
+    FROM spans
+    WHERE name = 'otel_agent.evidence_item' AND attributes->>'otel_agent.record.kind' = 'evidence_item'
+),
+documents AS (
+    SELECT 'retrieval:' || trace_id || ':' || span_id || ':' || doc_index AS evidence_id,
+           coalesce(document_id, 'doc:' || trace_id || ':' || span_id || ':' || doc_index) AS source_id,
+           content AS excerpt,
+           NULL::VARCHAR AS confidence,
+           score,
+           NULL::VARCHAR AS supports_step,
+           metadata, origin, run_id, step_id, trace_id, span_id, service_name, recorded_at
+    FROM retrieval_documents
+),
+items AS (
+    SELECT * FROM (SELECT * FROM own UNION ALL BY NAME SELECT * FROM documents)
+    WHERE evidence_id IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY evidence_id ORDER BY recorded_at, trace_id, span_id) = 1
+)
+SELECT i.evidence_id, i.source_id, i.excerpt, i.confidence, i.score, i.supports_step, i.metadata, i.origin,
+       coalesce(r.status, 'unreviewed') AS status,
+       r.decided_by AS reviewed_by,
+       r.decided_at AS reviewed_at,
+       r.decision_reason AS review_reason,
+       i.run_id, i.step_id, i.trace_id, i.span_id, i.service_name, i.recorded_at
+FROM items i
+LEFT JOIN review_status r ON r.target_kind = 'evidence_item' AND r.target_id = i.evidence_id;
+
+CREATE OR REPLACE VIEW claims AS
+SELECT attributes->>'otel_agent.claim.id' AS claim_id,
+       attributes->>'otel_agent.claim.text' AS text,
+       attributes->>'otel_agent.claim.confidence' AS confidence,
+       attributes->>'otel_agent.claim.artifact_version_id' AS artifact_version_id,
+       attributes->>'otel_agent.run.id' AS run_id,
+       attributes->>'otel_agent.step.id' AS step_id,
+       trace_id, span_id, service_name,
+       start_time AS recorded_at
+FROM spans
+WHERE name = 'otel_agent.claim' AND attributes->>'otel_agent.record.kind' = 'claim'
+  AND (attributes->>'otel_agent.claim.id') IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY claim_id ORDER BY recorded_at, trace_id, span_id) = 1;
+
+CREATE OR REPLACE VIEW citations AS
+SELECT attributes->>'otel_agent.citation.id' AS citation_id,
+       attributes->>'otel_agent.citation.claim_id' AS claim_id,
+       attributes->>'otel_agent.citation.evidence_id' AS evidence_id,
+       attributes->>'otel_agent.citation.text' AS citation_text,
+       attributes->>'otel_agent.citation.status' AS status,
+       attributes->>'otel_agent.run.id' AS run_id,
+       attributes->>'otel_agent.step.id' AS step_id,
+       trace_id, span_id, service_name,
+       start_time AS recorded_at
+FROM spans
+WHERE name = 'otel_agent.citation' AND attributes->>'otel_agent.record.kind' = 'citation'
+  AND (attributes->>'otel_agent.citation.id') IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY citation_id ORDER BY recorded_at, trace_id, span_id) = 1;
+
+CREATE OR REPLACE VIEW conflicts AS
+WITH raw AS (
+    SELECT attributes->>'otel_agent.conflict.id' AS conflict_id,
+           attributes->>'otel_agent.conflict.description' AS description,
+           attributes->>'otel_agent.conflict.severity' AS severity,
+           coalesce(TRY_CAST(attributes->'otel_agent.conflict.claim_ids' AS VARCHAR[]), []::VARCHAR[]) AS claim_ids,
+           coalesce(TRY_CAST(attributes->'otel_agent.conflict.evidence_ids' AS VARCHAR[]), []::VARCHAR[])
+               AS evidence_ids,
+           attributes->>'otel_agent.run.id' AS run_id,
+           attributes->>'otel_agent.step.id' AS step_id,
+           trace_id, span_id, service_name,
+           start_time AS recorded_at
+    FROM spans
+    WHERE name = 'otel_agent.conflict' AND attributes->>'otel_agent.record.kind' = 'conflict'
+      AND (attributes->>'otel_agent.conflict.id') IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY conflict_id ORDER BY recorded_at, trace_id, span_id) = 1
+)
+SELECT c.conflict_id, c.description, c.severity, c.claim_ids, c.evidence_ids,
+       CASE WHEN r.status IN ('acknowledged', 'resolved') THEN r.status ELSE 'open' END AS status,
+       r.decided_by AS status_by,
+       r.decided_at AS status_at,
+       r.decision_reason AS status_reason,
+       c.run_id, c.step_id, c.trace_id, c.span_id, c.service_name, c.recorded_at
+FROM raw c
+LEFT JOIN review_status r ON r.target_kind = 'conflict' AND r.target_id = c.conflict_id;

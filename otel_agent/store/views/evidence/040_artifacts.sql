@@ -1,0 +1,94 @@
+-- Artifacts and their versions (docs/views-evidence.md). Versions are only ever added: a regenerated artifact
+-- has one more version, never a replaced one. Version numbers are derived in a deterministic order —
+-- (recorded time, number the emitting handle gave, version id) — so they do not depend on arrival order.
+-- A version's status comes from reviews: its latest approve/reject verdict, else draft.
+
+CREATE OR REPLACE VIEW artifact_versions AS
+WITH raw AS (
+    SELECT attributes->>'otel_agent.artifact_version.id' AS version_id,
+           attributes->>'otel_agent.artifact.id' AS artifact_id,
+           TRY_CAST(attributes->>'otel_agent.artifact_version.number' AS BIGINT) AS emitted_number,
+           attributes->>'otel_agent.artifact_version.previous_id' AS previous_version_id,
+           attributes->>'otel_agent.artifact_version.content' AS content,
+           attributes->>'otel_agent.artifact_version.content_sha256' AS content_sha256,
+           attributes->>'otel_agent.artifact_version.source_step_id' AS source_step_id,
+           coalesce(TRY_CAST(attributes->'otel_agent.artifact_version.evidence_ids' AS VARCHAR[]), []::VARCHAR[])
+               AS evidence_ids,
+           attributes->>'otel_agent.run.id' AS run_id,
+           attributes->>'otel_agent.step.id' AS step_id,
+           trace_id, span_id, service_name,
+           start_time AS created_at
+    FROM spans
+    WHERE name = 'otel_agent.artifact_version' AND attributes->>'otel_agent.record.kind' = 'artifact_version'
+      AND (attributes->>'otel_agent.artifact_version.id') IS NOT NULL
+      AND (attributes->>'otel_agent.artifact.id') IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY version_id ORDER BY created_at, trace_id, span_id) = 1
+),
+numbered AS (
+    SELECT *,
+           row_number() OVER (PARTITION BY artifact_id
+                              ORDER BY created_at, emitted_number NULLS LAST, version_id) AS version,
+           count(*) OVER (PARTITION BY artifact_id) AS version_count
+    FROM raw
+)
+SELECT n.version_id,
+       n.artifact_id,
+       n.version,
+       n.version = n.version_count AS is_latest,
+       CASE r.status WHEN 'approved' THEN 'approved' WHEN 'rejected' THEN 'rejected' ELSE 'draft' END AS status,
+       r.decided_by AS reviewed_by,
+       r.decided_at AS reviewed_at,
+       r.decision_reason AS review_reason,
+       n.emitted_number,
+       n.previous_version_id,
+       n.content,
+       n.content_sha256,
+       n.source_step_id,
+       n.evidence_ids,
+       n.run_id, n.step_id, n.trace_id, n.span_id, n.service_name, n.created_at
+FROM numbered n
+LEFT JOIN review_status r ON r.target_kind = 'artifact_version' AND r.target_id = n.version_id;
+
+CREATE OR REPLACE VIEW artifacts AS
+WITH containers AS (
+    SELECT attributes->>'otel_agent.artifact.id' AS artifact_id,
+           attributes->>'otel_agent.artifact.type' AS type,
+           attributes->>'otel_agent.artifact.name' AS name,
+           attributes->>'otel_agent.run.id' AS run_id,
+           attributes->>'otel_agent.step.id' AS step_id,
+           trace_id, span_id, service_name,
+           start_time AS created_at
+    FROM spans
+    WHERE name = 'otel_agent.artifact' AND attributes->>'otel_agent.record.kind' = 'artifact'
+      AND (attributes->>'otel_agent.artifact.id') IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY artifact_id ORDER BY created_at, trace_id, span_id) = 1
+),
+versions AS (
+    SELECT artifact_id,
+           count(*) AS versions,
+           max(version) AS latest_version,
+           arg_max(version_id, version) AS latest_version_id,
+           arg_max(status, version) AS latest_status,
+           max(version) FILTER (WHERE status = 'approved') AS latest_approved_version,
+           arg_max(version_id, version) FILTER (WHERE status = 'approved') AS latest_approved_version_id,
+           min(created_at) AS first_version_at,
+           max(created_at) AS last_version_at,
+           arg_min(run_id, version) AS first_version_run_id
+    FROM artifact_versions
+    GROUP BY artifact_id
+)
+SELECT coalesce(c.artifact_id, v.artifact_id) AS artifact_id,
+       c.type,
+       c.name,
+       coalesce(c.run_id, v.first_version_run_id) AS run_id,
+       coalesce(v.latest_status, 'empty') AS status,
+       coalesce(v.versions, 0) AS versions,
+       v.latest_version,
+       v.latest_version_id,
+       v.latest_approved_version,
+       v.latest_approved_version_id,
+       coalesce(c.created_at, v.first_version_at) AS created_at,
+       v.last_version_at,
+       c.step_id, c.trace_id, c.span_id, c.service_name
+FROM containers c
+FULL OUTER JOIN versions v ON v.artifact_id = c.artifact_id;
