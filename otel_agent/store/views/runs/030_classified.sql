@@ -29,7 +29,7 @@ WITH k AS (
         oa_text(coalesce(
             a."gen_ai.agent.name", a."agent.name",
             CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN a."traceloop.entity.name" END,
-            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN coalesce(a."graph.node.id", name) END
+            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN a."graph.node.id" END
         )) AS agent_name,
         oa_text(lower(coalesce(a."gen_ai.provider.name", a."gen_ai.system", a."llm.provider", a."llm.system")))
             AS provider,

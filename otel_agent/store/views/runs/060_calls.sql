@@ -1,0 +1,68 @@
+-- provider_calls, tool_invocations, guard_results, verifier_results: one row per span of that category, with
+-- run, step, skill and parent ids for walking run -> step -> skill -> call -> guard with joins.
+-- Each is a view over all runs and a macro <view>_for_run(run_id) reading only that run's traces.
+
+-- Provider calls (model inference; for our spans also retrieval from a search provider). A call nested
+-- directly inside another provider call (two instrumentations recording the same request, e.g. an
+-- instrumented OpenAI client inside our provider_call or inside an OpenInference LLM span) is left out, so
+-- tokens and cost are counted once; it stays visible in classified_spans (nested_call = true).
+CREATE OR REPLACE MACRO provider_calls_for_run(rid) AS TABLE
+SELECT
+    run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention, operation,
+    provider, request_model, response_model,
+    input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens,
+    cost_usd, cost_source, cost_missing_reason,
+    CASE WHEN cost_source = 'price_table' THEN price_model_pattern END AS price_model_pattern,
+    CASE WHEN cost_source = 'price_table' THEN price_source END AS price_source,
+    CASE WHEN cost_source = 'price_table' THEN price_source_date END AS price_source_date,
+    start_time, end_time, duration_ms AS latency_ms, status_code, is_error, error_type,
+    coalesce(retry_count, 0) AS retries,
+    coalesce(fallback_count, 0) AS fallbacks,
+    CASE WHEN coalesce(fallback_count, 0) > 0 THEN fallback_from_provider END AS fallback_from_provider,
+    CASE WHEN coalesce(fallback_count, 0) > 0 THEN fallback_from_model END AS fallback_from_model,
+    CASE WHEN coalesce(fallback_count, 0) > 0 THEN provider END AS fallback_to_provider,
+    CASE WHEN coalesce(fallback_count, 0) > 0 THEN request_model END AS fallback_to_model,
+    data_source_id, service_name
+FROM oa_priced(rid)
+WHERE category = 'provider_call' AND NOT nested_call;
+
+CREATE OR REPLACE VIEW provider_calls AS SELECT * FROM provider_calls_for_run(NULL);
+
+CREATE OR REPLACE MACRO tool_invocations_for_run(rid) AS TABLE
+SELECT
+    run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention,
+    tool_name, tool_call_id, tool_type, tool_provider,
+    start_time, end_time, duration_ms, status_code, is_error, error_type,
+    coalesce(retry_count, 0) AS retries,
+    cost_usd, cost_source,
+    service_name
+FROM oa_priced(rid)
+WHERE category = 'tool_invocation';
+
+CREATE OR REPLACE VIEW tool_invocations AS SELECT * FROM tool_invocations_for_run(NULL);
+
+CREATE OR REPLACE MACRO guard_results_for_run(rid) AS TABLE
+SELECT
+    run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention,
+    guard_name, guard_stage AS stage, guard_outcome AS outcome,
+    coalesce(guard_outcome = 'blocked', false) AS blocked,
+    guard_reason AS reason, guard_target_id AS target_id,
+    start_time AS time, duration_ms, status_code, error_type,
+    service_name
+FROM classified_spans_for_run(rid)
+WHERE category = 'guard_result';
+
+CREATE OR REPLACE VIEW guard_results AS SELECT * FROM guard_results_for_run(NULL);
+
+CREATE OR REPLACE MACRO verifier_results_for_run(rid) AS TABLE
+SELECT
+    run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention,
+    verifier_name, verifier_outcome AS outcome,
+    CASE verifier_outcome WHEN 'passed' THEN true WHEN 'failed' THEN false END AS passed,
+    verifier_score AS score, verifier_reason AS reason, verifier_target_id AS target_id,
+    start_time AS time, duration_ms, status_code, error_type,
+    service_name
+FROM classified_spans_for_run(rid)
+WHERE category = 'verifier_result';
+
+CREATE OR REPLACE VIEW verifier_results AS SELECT * FROM verifier_results_for_run(NULL);

@@ -1,0 +1,112 @@
+-- runs: one row per run. The run span is the run's flow_run span (ours first, then the earliest); a run
+-- without one (third-party spans with no agent/workflow root, or one of ours whose flow_run span has not
+-- arrived yet) is described by its earliest root span (a span whose parent is not stored).
+CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
+WITH cs AS MATERIALIZED (
+    SELECT * FROM oa_priced(rid)
+),
+run_span AS (
+    SELECT *
+    FROM cs
+    WHERE category = 'flow_run'
+    QUALIFY row_number() OVER (
+        PARTITION BY run_id ORDER BY convention <> 'otel_agent', start_time, span_id
+    ) = 1
+),
+root_span AS (
+    SELECT *
+    FROM cs
+    WHERE NOT parent_found
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
+),
+agg AS (
+    SELECT
+        run_id,
+        min(start_time) AS first_start,
+        max(end_time) AS last_end,
+        count(*) AS span_count,
+        list_sort(list(DISTINCT convention)) AS conventions,
+        bool_or(run_id_source = 'attribute') AS has_run_attribute,
+        arg_min(agent_name, start_time) FILTER (WHERE category = 'step' AND agent_name IS NOT NULL)
+            AS first_agent,
+        count(*) FILTER (WHERE category = 'step') AS steps,
+        count(*) FILTER (WHERE category = 'skill_invocation') AS skill_invocations,
+        count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS provider_calls,
+        count(*) FILTER (WHERE category = 'tool_invocation') AS tool_invocations,
+        count(*) FILTER (WHERE category = 'retrieval') AS retrievals,
+        count(*) FILTER (WHERE category = 'handoff') AS handoffs,
+        count(*) FILTER (WHERE category = 'guard_result') AS guard_checks,
+        count(*) FILTER (WHERE category = 'guard_result' AND guard_outcome = 'blocked') AS guard_blocks,
+        count(*) FILTER (WHERE category = 'verifier_result') AS verifier_results,
+        count(*) FILTER (WHERE category = 'verifier_result' AND verifier_outcome = 'failed') AS verifier_failures,
+        count(*) FILTER (WHERE is_error AND NOT nested_call) AS errors,
+        coalesce(sum(retry_count) FILTER (WHERE category IN ('provider_call', 'tool_invocation')
+                                            AND NOT nested_call), 0) AS retries,
+        coalesce(sum(fallback_count) FILTER (WHERE category = 'provider_call' AND NOT nested_call), 0)
+            AS fallbacks,
+        sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS input_tokens,
+        sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS output_tokens,
+        sum(cache_read_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS cache_read_tokens,
+        sum(reasoning_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS reasoning_tokens,
+        sum(total_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS total_tokens,
+        coalesce(sum(cost_usd) FILTER (WHERE category IN ('provider_call', 'tool_invocation')
+                                         AND NOT nested_call), 0) AS cost_usd,
+        count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call AND cost_usd IS NULL)
+            AS unpriced_calls,
+        quantile_cont(duration_ms, 0.5) FILTER (WHERE category = 'provider_call' AND NOT nested_call)
+            AS provider_p50_ms,
+        quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'provider_call' AND NOT nested_call)
+            AS provider_p95_ms,
+        quantile_cont(duration_ms, 0.5) FILTER (WHERE category = 'tool_invocation') AS tool_p50_ms,
+        quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'tool_invocation') AS tool_p95_ms
+    FROM cs
+    GROUP BY run_id
+),
+joined AS (
+    SELECT
+        agg.*,
+        r.span_id AS run_span_id,
+        coalesce(r.trace_id, root.trace_id) AS trace_id,
+        coalesce(r.workflow_name, r.span_name, root.workflow_name, root.span_name) AS workflow_name,
+        coalesce(CASE WHEN r.convention = 'otel_agent' THEN r.agent_name END, agg.first_agent, r.agent_name,
+                 root.agent_name) AS agent_name,
+        coalesce(r.service_name, root.service_name) AS service_name,
+        coalesce(r.convention, root.convention) AS convention,
+        coalesce(r.start_time, agg.first_start) AS start_time,
+        coalesce(r.end_time, agg.last_end) AS end_time,
+        CASE
+            WHEN r.span_id IS NOT NULL THEN (CASE WHEN r.is_error THEN 'error' ELSE 'ok' END)
+            WHEN agg.has_run_attribute THEN 'incomplete'
+            WHEN root.is_error THEN 'error'
+            ELSE 'ok'
+        END AS status,
+        coalesce(r.error_type, CASE WHEN r.span_id IS NULL THEN root.error_type END) AS error_type,
+        r.budget_max_model_calls, r.budget_max_tool_calls, r.budget_max_cost_usd,
+        r.attr_budget_exceeded, r.attr_budget_exceeded_limits,
+        list_filter([
+            CASE WHEN agg.provider_calls > r.budget_max_model_calls THEN 'model_calls' END,
+            CASE WHEN agg.tool_invocations > r.budget_max_tool_calls THEN 'tool_calls' END,
+            CASE WHEN agg.cost_usd > r.budget_max_cost_usd THEN 'cost_usd' END
+        ], lambda x: x IS NOT NULL) AS computed_limits,
+        (r.budget_max_model_calls IS NOT NULL OR r.budget_max_tool_calls IS NOT NULL
+         OR r.budget_max_cost_usd IS NOT NULL) AS has_budget
+    FROM agg
+    LEFT JOIN run_span AS r ON r.run_id = agg.run_id
+    LEFT JOIN root_span AS root ON root.run_id = agg.run_id
+)
+SELECT
+    run_id, workflow_name, agent_name, service_name, convention, conventions, trace_id, run_span_id,
+    start_time, end_time, oa_ms(epoch_ns(end_time) - epoch_ns(start_time)) AS duration_ms,
+    status, error_type,
+    steps, skill_invocations, provider_calls, tool_invocations, retrievals, handoffs,
+    guard_checks, guard_blocks, verifier_results, verifier_failures, errors, retries, fallbacks,
+    input_tokens, output_tokens, cache_read_tokens, reasoning_tokens, total_tokens,
+    cost_usd, unpriced_calls,
+    provider_p50_ms, provider_p95_ms, tool_p50_ms, tool_p95_ms,
+    budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd,
+    CASE WHEN has_budget THEN coalesce(attr_budget_exceeded, len(computed_limits) > 0) END AS budget_exceeded,
+    CASE WHEN has_budget THEN coalesce(attr_budget_exceeded_limits, computed_limits) END AS budget_exceeded_limits,
+    span_count
+FROM joined;
+
+CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
