@@ -17,7 +17,14 @@ from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
-GENERATED = ["otel_agent/api/v1/query_pb2.py", "otel_agent/api/v1/query_pb2.pyi", "otel_agent/api/v1/query_pb2_grpc.py"]
+GENERATED = [
+    "otel_agent/api/v1/query_pb2.py",
+    "otel_agent/api/v1/query_pb2.pyi",
+    "otel_agent/api/v1/query_pb2_grpc.py",
+    "otel_agent/api/v1/review_pb2.py",
+    "otel_agent/api/v1/review_pb2.pyi",
+    "otel_agent/api/v1/review_pb2_grpc.py",
+]
 
 
 def generate(out_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""OTLP over gRPC: the three Export services plus the project's QueryService, on one server.
+"""OTLP over gRPC: the three Export services plus the project's QueryService and ReviewService, on one server.
 
 The OTLP handlers take the request as raw bytes (identity deserializer) rather than as parsed messages:
 the bytes go to a decode worker process, which parses them with the generated OTLP messages, so the
@@ -19,12 +19,13 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from otel_agent.api.v1 import query_pb2, query_pb2_grpc
+from otel_agent.api.v1 import query_pb2, query_pb2_grpc, review_pb2, review_pb2_grpc
 from otel_agent.errors import OtelAgentError, status_for
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.decode import PROTOBUF
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
+from otel_agent.server.review_service import ReviewService
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,27 @@ class _QueryServicer(query_pb2_grpc.QueryServiceServicer):
             raise
 
 
+class _ReviewServicer(review_pb2_grpc.ReviewServiceServicer):
+    def __init__(self, service: ReviewService) -> None:
+        self.service = service
+
+    def Review(self, request: review_pb2.ReviewRequest, context: grpc.ServicerContext) -> review_pb2.ReviewResponse:  # noqa: N802
+        try:
+            return self.service.review(request, _authorization(context))
+        except Exception as exc:
+            _abort(context, exc)
+            raise
+
+    def SetWriterTrust(  # noqa: N802
+        self, request: review_pb2.WriterTrustRequest, context: grpc.ServicerContext
+    ) -> review_pb2.WriterTrustResponse:
+        try:
+            return self.service.set_writer_trust(request, _authorization(context))
+        except Exception as exc:
+            _abort(context, exc)
+            raise
+
+
 def build_grpc_server(
     endpoint: str,
     pipeline: IngestPipeline,
@@ -125,6 +147,7 @@ def build_grpc_server(
     *,
     max_message_bytes: int,
     threads: int = 32,
+    review: ReviewService | None = None,
 ) -> tuple[grpc.Server, int]:
     """A started-ready (not yet started) server bound to ``endpoint``; returns it and the bound port."""
     server = grpc.server(
@@ -142,6 +165,8 @@ def build_grpc_server(
     ]
     server.add_generic_rpc_handlers(handlers)
     query_pb2_grpc.add_QueryServiceServicer_to_server(_QueryServicer(query), server)
+    if review is not None:
+        review_pb2_grpc.add_ReviewServiceServicer_to_server(_ReviewServicer(review), server)
     try:
         port = server.add_insecure_port(endpoint)
     except RuntimeError as exc:  # grpc reports a failed bind as RuntimeError

@@ -1,4 +1,5 @@
-"""OTLP over HTTP (protobuf and JSON, gzip), the QueryService at POST /v1/query, and GET /healthz.
+"""OTLP over HTTP (protobuf and JSON, gzip), the QueryService at POST /v1/query, the ReviewService at
+POST /v1/review and /v1/writer_trust, and GET /healthz.
 
 Status codes follow the one table in ``otel_agent.errors``; error bodies are ``google.rpc.Status`` in the
 request's encoding; 429/503 carry ``Retry-After``.
@@ -24,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from otel_agent.api.v1 import query_pb2
+from otel_agent.api.v1 import query_pb2, review_pb2
 from otel_agent.errors import InvalidPayloadError, OtelAgentError, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
@@ -32,6 +33,7 @@ from otel_agent.server.grpc_transport import export_response, retry_delay_s
 from otel_agent.server.http_body import MEDIA_TYPE, body_format, read_body
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
+from otel_agent.server.review_service import ReviewService
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,9 @@ def _reply_format(request: Request) -> str:
     return JSON if content_type == "application/json" else PROTOBUF
 
 
-def build_app(pipeline: IngestPipeline, query: QueryService, max_body_bytes: int) -> Starlette:
+def build_app(
+    pipeline: IngestPipeline, query: QueryService, max_body_bytes: int, review: ReviewService | None = None
+) -> Starlette:
     def otlp_endpoint(signal: str) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             fmt = _reply_format(request)
@@ -99,6 +103,27 @@ def build_app(pipeline: IngestPipeline, query: QueryService, max_body_bytes: int
             return error_response(exc, fmt, request)
         return _encode(response, fmt, request)
 
+    def api_endpoint(message_cls: Any, call: Callable[[Any, str | None], Message]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            fmt = _reply_format(request)
+            try:
+                fmt = body_format(request)
+                payload = await read_body(request, max_body_bytes)
+                message = message_cls()
+                try:
+                    if fmt == JSON:
+                        json_format.Parse(payload, message, ignore_unknown_fields=True)
+                    else:
+                        message.ParseFromString(payload)
+                except (json_format.ParseError, DecodeError, ValueError) as exc:
+                    raise InvalidPayloadError(f"invalid {message_cls.DESCRIPTOR.name}: {exc}") from exc
+                response = await run_in_threadpool(call, message, request.headers.get("authorization"))
+            except Exception as exc:
+                return error_response(exc, fmt, request)
+            return _encode(response, fmt, request)
+
+        return endpoint
+
     async def healthz(request: Request) -> Response:
         writer = pipeline.writer
         return JSONResponse(
@@ -122,6 +147,15 @@ def build_app(pipeline: IngestPipeline, query: QueryService, max_body_bytes: int
         Route("/v1/query", query_endpoint, methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
+    if review is not None:
+        routes += [
+            Route("/v1/review", api_endpoint(review_pb2.ReviewRequest, review.review), methods=["POST"]),
+            Route(
+                "/v1/writer_trust",
+                api_endpoint(review_pb2.WriterTrustRequest, review.set_writer_trust),
+                methods=["POST"],
+            ),
+        ]
     return Starlette(routes=routes)
 
 

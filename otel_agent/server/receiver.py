@@ -21,6 +21,7 @@ from otel_agent.server.grpc_transport import build_grpc_server
 from otel_agent.server.http_transport import HttpServer, build_app
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
+from otel_agent.server.review_service import ReviewService
 from otel_agent.store.database import open_store
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class Receiver:
         self.decoder = make_decoder(rules, config.decode_workers)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
         self.query = QueryService(self.con, self.auth, max_rows=config.query_max_rows, timeout_s=config.query_timeout_s)
+        self.review = ReviewService(self.writer, self.auth)
         self.grpc_server = None
         self.http_server: HttpServer | None = None
         self.grpc_port = 0
@@ -59,7 +61,7 @@ class Receiver:
         # HTTP first: its socket is ours to close if gRPC then fails to bind, whereas a gRPC server that
         # bound a port keeps it until the process exits, started or not.
         try:
-            app = build_app(self.pipeline, self.query, self.config.max_message_bytes)
+            app = build_app(self.pipeline, self.query, self.config.max_message_bytes, review=self.review)
             self.http_server = HttpServer(
                 app, self.config.http_endpoint, "debug" if self.config.log_level == "debug" else "warning"
             )
@@ -69,6 +71,7 @@ class Receiver:
                 self.pipeline,
                 self.query,
                 max_message_bytes=self.config.max_message_bytes,
+                review=self.review,
             )
         except BaseException:
             if self.http_server is not None:

@@ -1,0 +1,214 @@
+"""Human review and writer trust: the append-only product writes of proto/otel_agent/api/v1/review.proto.
+
+``write_review`` / ``write_trust`` take a DuckDB connection inside a transaction: the receiver runs them on its
+writer thread (``Writer.run_write``), ``otel-agent review`` runs them on the file directly when no receiver
+holds it. Either way one row is appended (to ``reviews`` or ``trusted_writers``); nothing is ever updated or
+deleted. A review stores a copy of the reviewed record as its view shows it just before the review.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from otel_agent.errors import InvalidPayloadError, NotFoundError
+
+if TYPE_CHECKING:
+    import duckdb
+
+# canonical kind → (view holding the record, its id column)
+TARGETS: dict[str, tuple[str, str]] = {
+    "evidence_item": ("evidence_items", "evidence_id"),
+    "claim": ("claim_support", "claim_id"),
+    "artifact_version": ("artifact_versions", "version_id"),
+    "memory_proposal": ("memory_proposals", "proposal_id"),
+    "conflict": ("conflicts", "conflict_id"),
+}
+KIND_ALIASES = {
+    "evidence": "evidence_item",
+    "evidence_item": "evidence_item",
+    "claim": "claim",
+    "artifact_version": "artifact_version",
+    "version": "artifact_version",
+    "memory_proposal": "memory_proposal",
+    "memory": "memory_proposal",
+    "conflict": "conflict",
+}
+RECORD_DECISIONS = ("approve", "reject", "annotate")
+CONFLICT_DECISIONS = ("acknowledge", "resolve", "annotate")
+MAX_TEXT = 4096
+
+
+def canonical_kind(kind: str) -> str:
+    canonical = KIND_ALIASES.get((kind or "").strip().lower().replace("-", "_"))
+    if canonical is None:
+        raise InvalidPayloadError(f"unknown review target kind {kind!r}; one of {sorted(TARGETS)}")
+    return canonical
+
+
+def decisions_for(kind: str) -> tuple[str, ...]:
+    return CONFLICT_DECISIONS if kind == "conflict" else RECORD_DECISIONS
+
+
+def _text(value: str | None, what: str, *, required: bool) -> str | None:
+    value = (value or "").strip()
+    if not value:
+        if required:
+            raise InvalidPayloadError(f"{what} is required")
+        return None
+    if len(value) > MAX_TEXT:
+        raise InvalidPayloadError(f"{what} is longer than {MAX_TEXT} characters")
+    return value
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def _new_id(prefix: str) -> str:
+    """Time-ordered: ``<prefix>_<ns since epoch, hex><8 random hex>``."""
+    return f"{prefix}_{time.time_ns():016x}{os.urandom(4).hex()}"
+
+
+def _iso(ts: _dt.datetime) -> str:
+    return ts.astimezone(_dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class ReviewRecord:
+    review_id: str
+    target_kind: str
+    target_id: str
+    decision: str
+    reviewer: str
+    reason: str | None
+    reviewed_at: str
+    principal: str | None
+    target_snapshot_json: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def snapshot(con: duckdb.DuckDBPyConnection, kind: str, target_id: str) -> str | None:
+    """The record's row in its view as a JSON object, or None when there is no such record."""
+    view, column = TARGETS[kind]
+    rows = con.execute(f"SELECT to_json(t)::VARCHAR FROM {view} t WHERE {column} = ? LIMIT 1", [target_id]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def write_review(
+    con: duckdb.DuckDBPyConnection,
+    target_kind: str,
+    target_id: str,
+    decision: str,
+    reviewer: str,
+    reason: str | None = None,
+    *,
+    principal: str | None = None,
+    now: _dt.datetime | None = None,
+) -> ReviewRecord:
+    """Validate, copy the target record, append one row to ``reviews``. Raises before writing anything when the
+    kind, decision or reviewer is invalid (``InvalidPayloadError``) or the target does not exist
+    (``NotFoundError``)."""
+    kind = canonical_kind(target_kind)
+    target = _text(target_id, "target id", required=True)
+    verdict = (decision or "").strip().lower()
+    if verdict not in decisions_for(kind):
+        raise InvalidPayloadError(f"a {kind} review decision is one of {list(decisions_for(kind))}, not {decision!r}")
+    who = _text(reviewer, "reviewer", required=True)
+    why = _text(reason, "reason", required=False)
+    copy = snapshot(con, kind, target)  # type: ignore[arg-type]
+    if copy is None:
+        raise NotFoundError(f"no {kind} with id {target!r}: nothing was written")
+    reviewed_at = now or _now()
+    record = ReviewRecord(_new_id("rev"), kind, target, verdict, who, why, _iso(reviewed_at), principal, copy)  # type: ignore[arg-type]
+    con.execute(
+        "INSERT INTO reviews (review_id, target_kind, target_id, decision, reviewer, reason, reviewed_at, principal,"
+        " target_snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [record.review_id, kind, target, verdict, who, why, reviewed_at, principal, copy],
+    ).fetchall()
+    return record
+
+
+@dataclass
+class TrustChange:
+    change_id: str
+    principal: str
+    service_name: str
+    trusted: bool
+    changed_by: str
+    reason: str | None
+    changed_at: str
+
+
+def write_trust(
+    con: duckdb.DuckDBPyConnection,
+    principal: str,
+    service_name: str,
+    trusted: bool,
+    changed_by: str,
+    reason: str | None = None,
+    *,
+    now: _dt.datetime | None = None,
+) -> TrustChange:
+    """Append a grant (``trusted``) or revocation of ``principal`` writing receipts as ``service_name``."""
+    who = _text(principal, "principal", required=True)
+    service = _text(service_name, "service name", required=True)
+    by = _text(changed_by, "changed_by", required=True)
+    why = _text(reason, "reason", required=False)
+    changed_at = now or _now()
+    change = TrustChange(_new_id("trust"), who, service, bool(trusted), by, why, _iso(changed_at))  # type: ignore[arg-type]
+    con.execute(
+        "INSERT INTO trusted_writers (change_id, principal, service_name, trusted, changed_by, reason, changed_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [change.change_id, who, service, bool(trusted), by, why, changed_at],
+    ).fetchall()
+    return change
+
+
+class ReviewService:
+    """The ReviewService of review.proto over the receiver's writer, independent of transport."""
+
+    def __init__(self, writer: Any, auth: Any) -> None:
+        self.writer = writer
+        self.auth = auth
+
+    def review(self, request: Any, authorization: str | None) -> Any:
+        from otel_agent.api.v1 import review_pb2
+
+        who = self.auth.authenticate(authorization, "review")
+        record = self.writer.run_write(
+            lambda con: write_review(
+                con,
+                request.target_kind,
+                request.target_id,
+                request.decision,
+                request.reviewer,
+                request.reason,
+                principal=who.name,
+            )
+        )
+        fields = record.as_dict()
+        fields["reason"] = fields["reason"] or ""
+        fields["principal"] = fields["principal"] or ""
+        return review_pb2.ReviewResponse(**fields)
+
+    def set_writer_trust(self, request: Any, authorization: str | None) -> Any:
+        from otel_agent.api.v1 import review_pb2
+
+        self.auth.authenticate(authorization, "review")
+        change = self.writer.run_write(
+            lambda con: write_trust(
+                con, request.principal, request.service_name, request.trusted, request.changed_by, request.reason
+            )
+        )
+        return review_pb2.WriterTrustResponse(change_id=change.change_id, changed_at=change.changed_at)
+
+
+def review_json(record: ReviewRecord) -> str:
+    return json.dumps(record.as_dict(), indent=2)
