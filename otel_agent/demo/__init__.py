@@ -2,8 +2,8 @@
 
 Modules, one job each:
 
-- ``content``   — the fixed story: ids, sources, excerpts, claims, report texts (no randomness, no network).
-- ``ids``       — pins the few ids the helpers always mint themselves, so two runs give the same record ids.
+- ``content``   — the fixed story: every record id (each passed to its helper), sources, excerpts, claims,
+  report texts (no randomness, no network).
 - ``telemetry`` — TracerProviders and exporters (OTLP/gRPC to a receiver, or the embedded DuckDB exporter).
 - ``relay``     — OTLP protobuf frames over a pipe: how the worker's spans reach the embedded exporter.
 - ``research``  — the delegating agent: plan → search → verify → synthesize → fact-check handoff.

@@ -16,7 +16,6 @@ AGENT_NAME = "research_agent"
 AGENT_SERVICE = "deep-research-agent"
 QUESTION = "How do agent frameworks orchestrate multi-agent work today?"
 RETRIEVED_AT = "2026-08-20T10:00:00.000+00:00"
-ID_SALT = "demo"  # ids the helpers mint themselves: hof_demo1, blk_demo2, ... (see ids.py)
 
 BUDGET_MAX_MODEL_CALLS = 8
 BUDGET_MAX_TOOL_CALLS = 8
@@ -35,6 +34,7 @@ SKILL_WRITER = ("report-writer", "2.1.0", "skill_demo_writer")
 # --- plan: a context snapshot and a malformed first answer ---------------------------------------------------
 PLANNER_PROVIDER, PLANNER_MODEL = "openai", "gpt-4o"
 CONTEXT_SNAPSHOT_ID = "ctx_demo_plan"
+PLANNER_TOOL_BLOCK_ID = "blk_demo_step_tools"  # the step-local tool block made from PLANNER_STEP_TOOLS
 CONTEXT_TOTAL_BUDGET = 1000
 CONTEXT_RESPONSE_RESERVE = 200
 PLANNER_INSTRUCTIONS = " ".join(
@@ -223,9 +223,11 @@ USAGE = {
 
 # --- the fact-check handoff (and one delegation nobody accepts) ---------------------------------------------
 FACT_CHECK_OPERATION = "op_demo_fact_check"
+FACT_CHECK_HANDOFF_ID = "hof_demo_fact_check"
 FACT_CHECK_ARTIFACT = "fact_check_report"
 FACT_CHECK_TARGET = "fact_checker"
 TRANSLATE_OPERATION = "op_demo_translate_summary"
+TRANSLATE_HANDOFF_ID = "hof_demo_translate_summary"
 TRANSLATE_ARTIFACT = "translated_summary"
 TRANSLATE_TARGET = "translator"
 
@@ -233,7 +235,6 @@ WORKER_WORKFLOW = "fact_check"
 WORKER_RUN_ID = "run_demo_fact_check"
 WORKER_AGENT = "fact_checker"
 WORKER_SERVICE = "fact-check-worker"
-WORKER_ID_SALT = "demow"
 WORKER_STEP_CHECK = "step_demo_check_sources"
 WORKER_STEP_WRITE = "step_demo_write_fact_check"
 WORKER_SKILL = ("fact-checker", "0.9.0", "skill_demo_fact_checker")

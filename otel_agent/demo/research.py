@@ -15,7 +15,6 @@ from opentelemetry.sdk.trace import TracerProvider
 import otel_agent.instrument as oi
 from otel_agent.demo import content as C
 from otel_agent.demo.channel import WorkerProcess
-from otel_agent.demo.ids import pinned_ids
 
 StartWorker = Callable[[dict[str, str], str, str], WorkerProcess]  # (carrier, subject, expected artifact)
 Echo = Callable[[str], None]
@@ -32,19 +31,16 @@ class ResearchResult:
 
 
 def run_research(provider: TracerProvider, start_worker: StartWorker, echo: Echo = lambda _: None) -> ResearchResult:
-    with (
-        pinned_ids(C.ID_SALT),
-        oi.flow_run(
-            C.WORKFLOW,
-            run_id=C.RUN_ID,
-            max_model_calls=C.BUDGET_MAX_MODEL_CALLS,
-            max_tool_calls=C.BUDGET_MAX_TOOL_CALLS,
-            max_cost_usd=C.BUDGET_MAX_COST_USD,
-            agent_name=C.AGENT_NAME,
-            capture_content=True,  # the demo's prompts are synthetic: show what capture records
-            tracer_provider=provider,
-        ) as run,
-    ):
+    with oi.flow_run(
+        C.WORKFLOW,
+        run_id=C.RUN_ID,
+        max_model_calls=C.BUDGET_MAX_MODEL_CALLS,
+        max_tool_calls=C.BUDGET_MAX_TOOL_CALLS,
+        max_cost_usd=C.BUDGET_MAX_COST_USD,
+        agent_name=C.AGENT_NAME,
+        capture_content=True,  # the demo's prompts are synthetic: show what capture records
+        tracer_provider=provider,
+    ) as run:
         plan(echo)
         search(echo)
         verify(echo)
@@ -78,6 +74,7 @@ def plan(echo: Echo) -> None:
             total_budget_tokens=C.CONTEXT_TOTAL_BUDGET,
             response_reserve_tokens=C.CONTEXT_RESPONSE_RESERVE,
             selected_tools=C.PLANNER_STEP_TOOLS,
+            tool_block_id=C.PLANNER_TOOL_BLOCK_ID,
             snapshot_id=C.CONTEXT_SNAPSHOT_ID,
         )  # fmt: skip
         with oi.provider_call(C.PLANNER_PROVIDER, C.PLANNER_MODEL, context_snapshot=snapshot) as call:
@@ -256,8 +253,18 @@ def _write_version(report: oi.Artifact, number: int, claims: tuple[C.Claim, ...]
 def hand_off(subject: str, start_worker: StartWorker, echo: Echo) -> tuple[str, str, int, str]:
     """Delegate the fact-check to a worker process (and a translation nobody accepts); verify the outcome."""
     with oi.step("fact_check", step_id=C.STEP_HANDOFF):
-        translate = oi.delegate(C.TRANSLATE_ARTIFACT, operation_id=C.TRANSLATE_OPERATION, target=C.TRANSLATE_TARGET)
-        fact = oi.delegate(C.FACT_CHECK_ARTIFACT, operation_id=C.FACT_CHECK_OPERATION, target=C.FACT_CHECK_TARGET)
+        translate = oi.delegate(
+            C.TRANSLATE_ARTIFACT,
+            operation_id=C.TRANSLATE_OPERATION,
+            handoff_id=C.TRANSLATE_HANDOFF_ID,
+            target=C.TRANSLATE_TARGET,
+        )
+        fact = oi.delegate(
+            C.FACT_CHECK_ARTIFACT,
+            operation_id=C.FACT_CHECK_OPERATION,
+            handoff_id=C.FACT_CHECK_HANDOFF_ID,
+            target=C.FACT_CHECK_TARGET,
+        )
         oi.flush()  # the delegated transitions are in the store before anyone could accept them
         worker = start_worker(fact.carrier, subject, C.FACT_CHECK_ARTIFACT)
         try:

@@ -86,7 +86,6 @@ def fact_check(job: Message, send: Callable[[Message], None], receive: Callable[
 
 def main() -> int:
     from otel_agent.demo import content as C
-    from otel_agent.demo.ids import pinned_ids
     from otel_agent.demo.relay import JsonLines, PipeSpanExporter
     from otel_agent.demo.telemetry import make_provider, otlp_exporter
     from otel_agent.instrument import use_tracer_provider
@@ -109,7 +108,7 @@ def main() -> int:
     provider = make_provider(C.WORKER_SERVICE, exporter)
     status = 0
     try:
-        with use_tracer_provider(provider), pinned_ids(C.WORKER_ID_SALT):
+        with use_tracer_provider(provider):
             fact_check(job, out.send, receive)
     except Exception:
         traceback.print_exc(file=sys.stderr)

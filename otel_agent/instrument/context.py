@@ -4,9 +4,14 @@
 types its share of the rest (defaults 12/14/12/10/8/28/8/3/3/2 %), places blocks by descending priority (ties
 keep the caller's order) into their type's budget, truncates the first block that does not fit
 (``truncate_words``) with a compression record, and drops blocks once their type's budget is spent. Step-local
-tool descriptions (``selected_tools``) become a ``tool_descriptions`` block at priority 100 and replace any
-other tool descriptions (those are kept as ``excluded``), so a step only sees the tools it may use. Unused
-budget is not redistributed: the allocation stays predictable and comparable across calls.
+tool descriptions (``selected_tools``) become a ``tool_descriptions`` block at priority 100 (id
+``tool_block_id``, generated when absent) and replace any other tool descriptions (those are kept as
+``excluded``), so a step only sees the tools it may use. Unused budget is not redistributed: the allocation
+stays predictable and comparable across calls.
+
+Ids: blocks without a ``block_id`` get a generated one. A compression record's id is ``cmp_<block id>`` when
+the caller named the block (``ContextBlock.block_id`` or ``tool_block_id``), so the same input always gives
+the same record ids; otherwise it is generated.
 
 ``ContextSnapshot.record_on(span)`` (called by ``provider_call(context_snapshot=...)`` or
 ``call.record_context(...)``) sets ``otel_agent.context.*`` attributes on the span and adds one event per type
@@ -23,7 +28,7 @@ from dataclasses import dataclass
 from opentelemetry.trace import Span
 
 from . import attributes as A
-from ._ids import id_or_new, new_id
+from ._ids import check_id, id_or_new, new_id
 from ._scope import AttributeValue, put
 from .errors import ContextBudgetError, InvalidValueError
 
@@ -207,12 +212,15 @@ def _truncate(content: str, target: int, tokenizer: Tokenizer) -> str:
     return " ".join(words[:lo])
 
 
-def _tool_block(selected_tools: Mapping[str, str] | Iterable[tuple[str, str]]) -> ContextBlock:
+def _tool_block(
+    selected_tools: Mapping[str, str] | Iterable[tuple[str, str]], block_id: str | None = None
+) -> ContextBlock:
     pairs = list(selected_tools.items() if isinstance(selected_tools, Mapping) else selected_tools)
     return ContextBlock(
         type="tool_descriptions",
         content="\n".join(f"{name}: {description}" for name, description in pairs),
         priority=STEP_LOCAL_TOOL_PRIORITY,
+        block_id=block_id,
         source_ref="step_local_tools",
         tool_names=tuple(name for name, _ in pairs),
     )
@@ -237,8 +245,13 @@ def assemble_context(
     selected_tools: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
     tokenizer: Tokenizer = count_words,
     snapshot_id: str | None = None,
+    tool_block_id: str | None = None,
 ) -> ContextSnapshot:
-    """Place ``blocks`` under the budget; see the module docstring for the rules."""
+    """Place ``blocks`` under the budget; see the module docstring for the rules.
+
+    ``tool_block_id`` is the id of the step-local tool block made from ``selected_tools`` (generated when
+    absent; giving it without ``selected_tools`` is an error).
+    """
     if response_reserve_tokens < 0 or total_budget_tokens <= response_reserve_tokens:
         raise ContextBudgetError(
             f"need 0 <= response_reserve_tokens < total_budget_tokens, got "
@@ -254,8 +267,12 @@ def assemble_context(
         if b.type not in DEFAULT_SHARES:
             raise InvalidValueError(f"unknown context block type {b.type!r} (types: {list(BLOCK_TYPES)})")
     step_local = selected_tools is not None
+    if tool_block_id is not None:
+        if not step_local:
+            raise InvalidValueError("tool_block_id names the step-local tool block: pass selected_tools too")
+        check_id(tool_block_id, "tool_block_id")
     if step_local:
-        offered.insert(0, _tool_block(selected_tools))  # type: ignore[arg-type]
+        offered.insert(0, _tool_block(selected_tools, tool_block_id))  # type: ignore[arg-type]
     order = sorted(range(len(offered)), key=lambda i: (-offered[i].priority, i))
 
     placed: list[PlacedBlock] = []
@@ -277,7 +294,8 @@ def assemble_context(
                 used = tokenizer(content)
             else:
                 used = allocated
-            compressions.append(Compression(new_id("cmp"), bid, block.type, COMPRESSION_METHOD, original, used))
+            cid = new_id("cmp") if block.block_id is None else f"cmp_{bid}"
+            compressions.append(Compression(cid, bid, block.type, COMPRESSION_METHOD, original, used))
         else:
             status, used, content = "dropped", 0, None
         remaining[block.type] -= used

@@ -149,13 +149,22 @@ class Delegation(Receipt):
         self.target = target
         self.carrier: dict[str, str] = {}
 
-    def retry(self, *, target: str | None = None, reason: str | None = None) -> Delegation:
-        """Delegate the same operation again: a new handoff id; the old attempt's history stays as it was."""
+    def retry(
+        self, *, target: str | None = None, reason: str | None = None, handoff_id: str | None = None
+    ) -> Delegation:
+        """Delegate the same operation again: a new handoff id; the old attempt's history stays as it was.
+
+        ``handoff_id`` names the new attempt (an opaque id, generated when absent); it must differ from this
+        attempt's.
+        """
+        if handoff_id is not None and handoff_id == self.handoff_id:
+            raise ReceiptError(f"a retry needs a new handoff id, got this attempt's {handoff_id!r}")
         return delegate(
             self.expected_artifact,  # type: ignore[arg-type]
             operation_id=self.operation_id,
             target=target if target is not None else self.target,
             reason=reason,
+            handoff_id=handoff_id,
         )
 
 
@@ -166,17 +175,20 @@ def delegate(
     target: str | None = None,
     reason: str | None = None,
     tracer_provider: TracerProvider | None = None,
+    handoff_id: str | None = None,
 ) -> Delegation:
     """Record a *delegated* transition (PRODUCER span, child of the current span) and return the delegation.
 
-    ``operation_id`` identifies the work across retries (generated when absent); each call mints a new
-    handoff id. ``expected_artifact`` is an opaque name of what will close the receipt (``fact_check_report``,
-    an artifact id).
+    ``operation_id`` identifies the work across retries (generated when absent); ``handoff_id`` identifies
+    this delegation attempt (generated when absent — pass one only when it is new for every attempt, e.g. from
+    durable storage or a fixed script). Both are opaque ids. ``expected_artifact`` is an opaque name of what
+    will close the receipt (``fact_check_report``, an artifact id).
     """
     token = _tracer.bind(tracer_provider)
     try:
         op = new_id("op") if operation_id is None else _opaque(operation_id, "operation_id")
-        d = Delegation(op, new_id("hof"), expected_artifact, _target(target))
+        hid = new_id("hof") if handoff_id is None else _opaque(handoff_id, "handoff_id")
+        d = Delegation(op, hid, expected_artifact, _target(target))
         span = d._emit("delegated", reason=_code(reason, "reason"), target=d.target, kind=SpanKind.PRODUCER)
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(span))

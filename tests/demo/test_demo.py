@@ -187,6 +187,22 @@ def test_plan_records_skill_context_snapshot_and_badcase(demo: DemoResult) -> No
     assert events.count("otel_agent.context.allocation") == 10
     assert events.count("otel_agent.context.compression") == 1
     assert events.count("otel_agent.retry") == 1
+    context_ids = query(
+        demo.db,
+        """SELECT e.name, e.attributes->>'otel_agent.context.block.id',
+                  e.attributes->>'otel_agent.context.block.status', e.attributes->>'otel_agent.context.compression.id',
+                  e.attributes->>'otel_agent.context.compression.block_id'
+           FROM span_events e JOIN spans s USING (trace_id, span_id)
+           WHERE s.attributes->>'otel_agent.step.id' = ? AND e.name IN ('otel_agent.context.block',
+                 'otel_agent.context.compression') AND (e.attributes->>'otel_agent.context.block.source_ref'
+                 = 'step_local_tools' OR e.name = 'otel_agent.context.compression')
+           ORDER BY e.event_index""",
+        [C.STEP_PLAN],
+    )
+    assert context_ids == [  # ids the demo gives: the step-local tool block's, and the compression's from its block
+        ("otel_agent.context.block", C.PLANNER_TOOL_BLOCK_ID, "included", None, None),
+        ("otel_agent.context.compression", None, None, "cmp_blk_demo_instructions", "blk_demo_instructions"),
+    ]
     [bad] = attrs_of(demo.db, "badcase")
     assert bad["otel_agent.badcase.stage"] == "json_parse" and bad["otel_agent.badcase.error_type"] == "JSONDecodeError"
     assert bad["otel_agent.badcase.raw_model_output"] == C.PLANNER_BAD_OUTPUT
@@ -211,6 +227,7 @@ def transitions(db: str, handoff_id: str) -> list[tuple[str, str]]:
 
 def test_fact_check_receipt_transitions_and_the_handoff_link(demo: DemoResult) -> None:
     agent, worker = C.AGENT_SERVICE, C.WORKER_SERVICE
+    assert demo.fact_check_handoff_id == C.FACT_CHECK_HANDOFF_ID  # given to delegate(), not minted
     assert transitions(demo.db, demo.fact_check_handoff_id) == [
         ("delegated", agent),
         ("accepted", worker),
@@ -240,6 +257,7 @@ def test_fact_check_receipt_transitions_and_the_handoff_link(demo: DemoResult) -
 
 
 def test_the_translation_delegation_is_never_accepted(demo: DemoResult) -> None:
+    assert demo.translate_handoff_id == C.TRANSLATE_HANDOFF_ID
     assert transitions(demo.db, demo.translate_handoff_id) == [("delegated", C.AGENT_SERVICE)]
     [delegated] = attrs_of(
         demo.db, "receipt_transition", f"attributes->>'otel_agent.receipt.handoff_id' = '{demo.translate_handoff_id}'"

@@ -175,3 +175,70 @@ def test_snapshot_is_recorded_on_the_provider_call(spans: Spans) -> None:
     assert compression.attributes[A.CONTEXT_COMPRESSION_ORIGINAL_TOKENS] == 2000
     assert compression.attributes[A.CONTEXT_COMPRESSION_COMPRESSED_TOKENS] == 1904
     assert compression.attributes[A.CONTEXT_COMPRESSION_ID] == snap.compressions[0].compression_id
+
+
+def test_given_tool_block_and_block_ids_name_the_blocks_and_their_compressions(spans: Spans) -> None:
+    snap = oi.assemble_context(
+        [
+            oi.ContextBlock("retrieval_evidence", words(2000), block_id="ev_block"),
+            oi.ContextBlock("tool_descriptions", "all: tools", block_id="all_tools"),
+        ],
+        selected_tools={f"tool_{i}": words(100) for i in range(10)},  # ~1010 words > the 816 tool budget
+        tool_block_id="blk_step_tools",
+        snapshot_id="ctx_ids",
+    )
+    placed = {b.block_id: b for b in snap.blocks}
+    assert list(placed) == ["blk_step_tools", "ev_block", "all_tools"]
+    assert placed["blk_step_tools"].source_ref == "step_local_tools"
+    assert placed["blk_step_tools"].status == placed["ev_block"].status == "truncated"
+    assert [(c.compression_id, c.block_id) for c in snap.compressions] == [
+        ("cmp_blk_step_tools", "blk_step_tools"),
+        ("cmp_ev_block", "ev_block"),
+    ]
+    with oi.provider_call("openai", "gpt-4o", context_snapshot=snap):
+        pass
+    events = spans.one("provider_call").events
+    blocks = [e.attributes for e in events if e.name == A.EVENT_CONTEXT_BLOCK]
+    compressions = [e.attributes for e in events if e.name == A.EVENT_CONTEXT_COMPRESSION]
+    assert blocks[0][A.CONTEXT_BLOCK_ID] == "blk_step_tools"
+    assert blocks[0][A.CONTEXT_BLOCK_SOURCE_REF] == "step_local_tools"
+    assert [(c[A.CONTEXT_COMPRESSION_ID], c[A.CONTEXT_COMPRESSION_BLOCK_ID]) for c in compressions] == [
+        ("cmp_blk_step_tools", "blk_step_tools"),
+        ("cmp_ev_block", "ev_block"),
+    ]
+    again = oi.assemble_context(
+        [
+            oi.ContextBlock("retrieval_evidence", words(2000), block_id="ev_block"),
+            oi.ContextBlock("tool_descriptions", "all: tools", block_id="all_tools"),
+        ],
+        selected_tools={f"tool_{i}": words(100) for i in range(10)},
+        tool_block_id="blk_step_tools",
+        snapshot_id="ctx_ids",
+    )
+    assert again == snap  # same input, same ids
+
+
+def test_generated_tool_block_and_compression_ids_stay_unique() -> None:
+    def snapshot() -> oi.ContextSnapshot:
+        return oi.assemble_context(
+            [oi.ContextBlock("retrieval_evidence", words(2000))],
+            selected_tools={f"tool_{i}": words(100) for i in range(10)},
+        )
+
+    snaps = [snapshot() for _ in range(3)]
+    tool_ids = [s.blocks[0].block_id for s in snaps]
+    block_ids = [b.block_id for s in snaps for b in s.blocks]
+    compression_ids = [c.compression_id for s in snaps for c in s.compressions]
+    assert all(s.blocks[0].source_ref == "step_local_tools" for s in snaps)
+    assert all(i.startswith("blk_") for i in tool_ids)
+    assert len(set(block_ids)) == len(block_ids) == 6
+    assert len(set(compression_ids)) == len(compression_ids) == 6
+    assert all(i.startswith("cmp_") and not i.startswith("cmp_blk_") for i in compression_ids)
+
+
+def test_tool_block_id_is_validated_and_needs_selected_tools() -> None:
+    with pytest.raises(oi.InvalidValueError, match="selected_tools"):
+        oi.assemble_context([], tool_block_id="blk_tools")
+    for bad in ("", "x" * 257, 7):
+        with pytest.raises(oi.InvalidIdError):
+            oi.assemble_context([], selected_tools={"web_fetch": "fetch"}, tool_block_id=bad)  # type: ignore[arg-type]

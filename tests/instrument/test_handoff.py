@@ -259,3 +259,46 @@ def test_flush_pushes_a_buffered_transition_out_now() -> None:
         assert exporter.get_finished_spans()[0].attributes[A.RECEIPT_HANDOFF_ID] == d.handoff_id
     finally:
         provider.shutdown()
+
+
+def test_given_handoff_ids_are_recorded_and_carried(spans: Spans) -> None:
+    first = oi.delegate("report", operation_id="op_fixed", handoff_id="hof_fixed_1", target="worker_a")
+    second = first.retry(reason="not_acknowledged", handoff_id="hof_fixed_2")
+    assert (first.handoff_id, second.handoff_id) == ("hof_fixed_1", "hof_fixed_2")
+    assert first.carrier[A.CARRIER_HANDOFF_ID] == "hof_fixed_1"
+    assert second.carrier[A.CARRIER_HANDOFF_ID] == "hof_fixed_2"
+    with oi.accept(second.carrier, expected_artifact="report") as work:
+        assert work.handoff_id == "hof_fixed_2"
+    d1, d2, accepted = transitions(spans)
+    assert d1.attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_1"
+    assert d2.attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
+    assert d2.attributes[A.RECEIPT_OPERATION_ID] == "op_fixed" and d2.attributes[A.RECEIPT_TARGET] == "worker_a"
+    assert accepted.attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
+    assert spans.one("handoff_work").attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
+    assert accepted.links[0].attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
+
+
+def test_generated_handoff_ids_stay_unique_without_given_ones(spans: Spans) -> None:
+    first = oi.delegate("report", operation_id="op_same")
+    retries = [first.retry(), first.retry(handoff_id=None)]
+    others = [oi.delegate("report", operation_id="op_same") for _ in range(3)]
+    ids = [d.handoff_id for d in (first, *retries, *others)]
+    assert len(set(ids)) == len(ids) == 6 and all(i.startswith("hof_") for i in ids)
+    assert [t.attributes[A.RECEIPT_HANDOFF_ID] for t in transitions(spans)] == ids
+
+
+@pytest.mark.parametrize("bad", ["", "hof with spaces", "../hof", "h" * 129, 7])
+def test_given_handoff_ids_must_be_opaque(spans: Spans, bad: object) -> None:
+    with pytest.raises(oi.ReceiptError):
+        oi.delegate("report", handoff_id=bad)  # type: ignore[arg-type]
+    d = oi.delegate("report", handoff_id="hof_ok")
+    with pytest.raises(oi.ReceiptError):
+        d.retry(handoff_id=bad)  # type: ignore[arg-type]
+    assert [t.attributes[A.RECEIPT_HANDOFF_ID] for t in transitions(spans)] == ["hof_ok"]  # nothing else recorded
+
+
+def test_a_retry_cannot_reuse_the_attempts_handoff_id(spans: Spans) -> None:
+    d = oi.delegate("report", handoff_id="hof_once")
+    with pytest.raises(oi.ReceiptError, match="new handoff id"):
+        d.retry(handoff_id="hof_once")
+    assert len(transitions(spans)) == 1
