@@ -193,9 +193,45 @@ trace_runs AS (
     WHERE own_run_id IS NOT NULL
     GROUP BY trace_id
 ),
+-- Usage recorded by provider calls nested in a provider call (a second instrumentation of the same
+-- request): it fills what the outer call lacks, since only the outer one is counted.
+nested_usage AS (
+    SELECT
+        trace_id, parent_span_id,
+        any_value(response_model) AS response_model,
+        sum(input_tokens) AS input_tokens,
+        sum(output_tokens) AS output_tokens,
+        sum(reported_total_tokens) AS reported_total_tokens,
+        sum(cache_read_tokens) AS cache_read_tokens,
+        sum(cache_creation_tokens) AS cache_creation_tokens,
+        sum(reasoning_tokens) AS reasoning_tokens,
+        sum(reported_cost_usd) AS reported_cost_usd
+    FROM c
+    WHERE base_category = 'provider_call' AND parent_span_id IS NOT NULL
+    GROUP BY trace_id, parent_span_id
+),
 j AS (
     SELECT
-        c.*,
+        c.* REPLACE (
+            coalesce(c.response_model, CASE WHEN c.base_category = 'provider_call' THEN n.response_model END)
+                AS response_model,
+            coalesce(c.input_tokens, CASE WHEN c.base_category = 'provider_call' THEN n.input_tokens END)
+                AS input_tokens,
+            coalesce(c.output_tokens, CASE WHEN c.base_category = 'provider_call' THEN n.output_tokens END)
+                AS output_tokens,
+            coalesce(c.reported_total_tokens,
+                     CASE WHEN c.base_category = 'provider_call' THEN n.reported_total_tokens END)
+                AS reported_total_tokens,
+            coalesce(c.cache_read_tokens, CASE WHEN c.base_category = 'provider_call' THEN n.cache_read_tokens END)
+                AS cache_read_tokens,
+            coalesce(c.cache_creation_tokens,
+                     CASE WHEN c.base_category = 'provider_call' THEN n.cache_creation_tokens END)
+                AS cache_creation_tokens,
+            coalesce(c.reasoning_tokens, CASE WHEN c.base_category = 'provider_call' THEN n.reasoning_tokens END)
+                AS reasoning_tokens,
+            coalesce(c.reported_cost_usd, CASE WHEN c.base_category = 'provider_call' THEN n.reported_cost_usd END)
+                AS reported_cost_usd
+        ),
         p.span_id IS NOT NULL AS parent_found,
         p.base_category AS parent_base_category,
         p.own_run_id AS parent_run_id,
@@ -203,6 +239,7 @@ j AS (
     FROM c
     LEFT JOIN c AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
+    LEFT JOIN nested_usage AS n ON n.trace_id = c.trace_id AND n.parent_span_id = c.span_id
 )
 SELECT
     trace_id,

@@ -30,7 +30,8 @@ SELECT
     coalesce(sum(i.cost_usd), 0) AS cost_usd,
     count(i.cost_usd) AS priced_calls,
     count(*) - count(i.cost_usd) AS unpriced_calls,
-    list_sort(list(DISTINCT i.cost_source) FILTER (WHERE i.cost_source IS NOT NULL)) AS cost_sources
+    coalesce(list_sort(list(DISTINCT i.cost_source) FILTER (WHERE i.cost_source IS NOT NULL)),
+             CAST([] AS VARCHAR[])) AS cost_sources
 FROM cs AS i
 LEFT JOIN names AS n ON n.run_id = i.run_id AND n.step_id = i.step_id
 LEFT JOIN skills AS s ON s.run_id = i.run_id AND s.skill_invocation_id = i.skill_invocation_id

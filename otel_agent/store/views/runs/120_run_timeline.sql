@@ -5,7 +5,8 @@
 --   fallback                                         (otel_agent.fallback events on provider calls)
 --   budget.exceeded                                  (otel_agent.budget_exceeded events on the run span)
 --   handoff.<transition>                             (our receipt transitions: delegated, accepted, ...)
---   handoff                                          (third-party handoff spans: OpenAI Agents, OpenLLMetry)
+--   handoff                                          (third-party handoff spans: OpenAI Agents, OpenLLMetry;
+--                                                     subject: target agent, detail: source agent)
 --   artifact.version_created                         (our artifact_version records)
 -- seq orders each run's rows by time; ties keep the lifecycle order (started < inner events < finished).
 CREATE OR REPLACE MACRO run_timeline_for_run(rid) AS TABLE
@@ -72,8 +73,13 @@ rows AS (
            step_id, trace_id, span_id
     FROM cs WHERE record_kind = 'receipt_transition'
     UNION ALL
-    SELECT run_id, start_time, 5.0, 'handoff', handoff_to, handoff_from, step_id, trace_id, span_id
-    FROM cs WHERE category = 'handoff' AND record_kind IS NULL
+    SELECT h.run_id, h.start_time, 5.0, 'handoff', h.handoff_to, coalesce(h.handoff_from, st.step_name),
+           h.step_id, h.trace_id, h.span_id
+    FROM cs AS h
+    LEFT JOIN (SELECT run_id, step_id, any_value(step_name) AS step_name
+               FROM cs WHERE category = 'step' GROUP BY ALL) AS st
+      ON st.run_id = h.run_id AND st.step_id = h.step_id
+    WHERE h.category = 'handoff' AND h.record_kind IS NULL
     UNION ALL
     SELECT run_id, start_time, 6.0, 'artifact.version_created', artifact_id,
            concat_ws(' ', 'v' || CAST(artifact_version_number AS VARCHAR), artifact_version_id),

@@ -1,0 +1,81 @@
+"""Fixtures for the derived run views: stores written from our helpers or third-party instrumentations, a
+loopback-only network guard, and a small query helper."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scenario import demo_spans  # noqa: E402
+
+from otel_agent import DuckDBSpanExporter  # noqa: E402
+
+
+def _loopback(address: Any) -> bool:
+    host = address[0] if isinstance(address, tuple) else address
+    if not isinstance(host, str):
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refuse any connection beyond loopback (the openai client and the Agents SDK must never go out)."""
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def connect(self: socket.socket, address: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _loopback(address):
+            raise ConnectionRefusedError(f"test network guard: {address!r} is not loopback")
+        return real_connect(self, address)
+
+    def connect_ex(self: socket.socket, address: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _loopback(address):
+            raise ConnectionRefusedError(f"test network guard: {address!r} is not loopback")
+        return real_connect_ex(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OTEL_AGENT_PRICES", "TRACELOOP_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def write_store(path: Path, spans: Sequence[ReadableSpan]) -> Path:
+    """Write spans into a new store through DuckDBSpanExporter (one export, one commit)."""
+    exporter = DuckDBSpanExporter(path)
+    try:
+        exporter.export(list(spans))
+    finally:
+        exporter.shutdown()
+    return path
+
+
+def query(path: Path, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    """Rows as dicts, read from a closed store file."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        cur = con.execute(sql, params or [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    yield write_store(tmp_path_factory.mktemp("demo") / "demo.duckdb", demo_spans())
