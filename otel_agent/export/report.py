@@ -1,0 +1,235 @@
+"""The Markdown report of an artifact version, with citations injected after each claim.
+
+The version's content is the report as the agent wrote it. Each claim bound to the version
+(``claims.artifact_version_id``) is looked up in that text; right after it come numbered markers ``[1]`` for the
+evidence that supports it (a valid citation of recorded, non-rejected evidence), ``[2 weak]`` for weak or
+invalid citations, and a note when the claim is not supported (unverified, conflicted, rejected, with why).
+Citation texts the agent already wrote after the claim (``[1]``) are replaced by ours. Claims not found in the
+text are listed after it. A References section gives each evidence item's excerpt and source, and a footer says
+which version this is and how it was reviewed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_agent.errors import NotFoundError
+from otel_agent.export.reader import Reader
+
+LINEAGE_SQL = """
+SELECT l.*, cs.why AS claim_why
+FROM claim_lineage l JOIN claim_support cs USING (claim_id)
+WHERE l.artifact_version_id = ?
+"""
+
+
+@dataclass
+class Report:
+    markdown: str
+    artifact_id: str
+    version_id: str
+    version: int
+    versions: int
+    status: str
+    claims: int
+    references: int
+    claims_not_in_text: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Claim:
+    claim_id: str
+    text: str
+    status: str
+    why: str
+    paths: list[dict[str, Any]]
+
+
+def resolve_version(reader: Reader, ident: str, version: int | None = None) -> dict[str, Any]:
+    """The artifact version named by a version id, or by an artifact id (+ optional version number; default
+    the latest approved version, else the latest)."""
+    row = reader.one("SELECT * FROM artifact_versions WHERE version_id = ?", [ident], order_by="version_id")
+    if row is not None:
+        if version is not None and row["version"] != version:
+            raise NotFoundError(f"{ident} is version {row['version']} of {row['artifact_id']}, not version {version}")
+        return row
+    artifact = reader.one("SELECT * FROM artifacts WHERE artifact_id = ?", [ident], order_by="artifact_id")
+    if artifact is None:
+        raise NotFoundError(f"no artifact or artifact version with id {ident!r}")
+    if version is not None:
+        row = reader.one(
+            "SELECT * FROM artifact_versions WHERE artifact_id = ? AND version = ?",
+            [ident, version],
+            order_by="version_id",
+        )
+        if row is None:
+            raise NotFoundError(f"artifact {ident} has no version {version} (it has {artifact['versions']})")
+        return row
+    chosen = artifact["latest_approved_version_id"] or artifact["latest_version_id"]
+    if chosen is None:
+        raise NotFoundError(f"artifact {ident} has no version")
+    row = reader.one("SELECT * FROM artifact_versions WHERE version_id = ?", [chosen], order_by="version_id")
+    assert row is not None
+    return row
+
+
+def _one_line(text: str | None, limit: int = 300) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _claims(paths: list[dict[str, Any]]) -> list[_Claim]:
+    claims: dict[str, _Claim] = {}
+    for p in paths:
+        c = claims.get(p["claim_id"])
+        if c is None:
+            c = _Claim(p["claim_id"], p["claim_text"] or "", p["claim_status"], p["claim_why"], [])
+            claims[p["claim_id"]] = c
+        if p["citation_id"] is not None:
+            c.paths.append(p)
+    return list(claims.values())
+
+
+class _Numbering:
+    """Reference numbers in order of first citation; one number per evidence item."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}
+        self.paths: dict[str, dict[str, Any]] = {}
+
+    def markers(self, claim: _Claim) -> str:
+        marks = []
+        for p in claim.paths:
+            if not p["evidence_found"] or p["evidence_status"] == "rejected":
+                continue  # rejected or unrecorded evidence supports nothing: no marker
+            eid = p["evidence_id"]
+            if eid not in self.numbers:
+                self.numbers[eid] = len(self.numbers) + 1
+                self.paths[eid] = p
+            n = self.numbers[eid]
+            marks.append(f"[{n}]" if p["supports"] else f"[{n} {p['citation_status'] or 'unchecked'}]")
+        text = " ".join(dict.fromkeys(marks))
+        if claim.status != "supported":
+            text += f"{' ' if text else ''}*({claim.status}: {claim.why})*"
+        return text
+
+
+def _locate(content: str, text: str) -> tuple[int, int] | None:
+    """Where the claim's text is in the content: as written; else without its final punctuation; else ignoring
+    case and the amount of white space."""
+    if not text.strip():
+        return None
+    pos = content.find(text)
+    if pos >= 0:
+        return pos, pos + len(text)
+    core = text.strip().rstrip(".!?;:").strip()
+    if not core:
+        return None
+    pos = content.find(core)
+    if pos >= 0:
+        return pos, pos + len(core)
+    m = re.search(r"\s+".join(re.escape(w) for w in core.split()), content, re.IGNORECASE)
+    return (m.start(), m.end()) if m else None
+
+
+def _inject(content: str, claims: list[_Claim], numbering: _Numbering) -> tuple[str, list[_Claim]]:
+    """The content with markers after each claim found in it; and the claims not found."""
+    found: list[tuple[int, int, _Claim]] = []
+    missing: list[_Claim] = []
+    for c in claims:
+        span = _locate(content, c.text)
+        (missing.append(c) if span is None else found.append((*span, c)))
+    found.sort(key=lambda x: (x[0], -x[1], x[2].claim_id))
+    out: list[str] = []
+    cursor = 0
+    for pos, end, c in found:
+        if pos < cursor:  # overlaps a claim already marked (one claim's text inside another's)
+            missing.append(c)
+            continue
+        out.append(content[cursor:end])
+        written = {p["citation_text"] for p in c.paths if p["citation_text"]}
+        if written:  # drop the citation texts the agent wrote right after the claim; ours replace them
+            pattern = re.compile(r"(?:[ \t]*(?:" + "|".join(re.escape(w) for w in sorted(written)) + "))+")
+            m = pattern.match(content, end)
+            if m:
+                end = m.end()
+        marks = numbering.markers(c)
+        out.append(f" {marks}" if marks else "")
+        cursor = end
+    out.append(content[cursor:])
+    return "".join(out), missing
+
+
+def _reference(n: int, p: dict[str, Any]) -> str:
+    parts = [f'[{n}] "{_one_line(p["excerpt"])}"']
+    title = _one_line(p["source_title"], 120) if p["source_title"] else None
+    url = p["source_url"]
+    if url and title:
+        parts.append(f"[{title}]({url})")
+    elif url or title:
+        parts.append(url or title)
+    facts = []
+    if p["source_provider"]:
+        facts.append(p["source_provider"])
+    if p["source_retrieved_at"]:
+        facts.append(f"retrieved {str(p['source_retrieved_at'])[:10]}")
+    conf = p["evidence_confidence"] or (f"score {p['evidence_score']:g}" if p["evidence_score"] is not None else None)
+    ident = f"evidence `{p['evidence_id']}`" + (f", {conf}" if conf else "")
+    if p["evidence_status"] in ("approved", "rejected"):
+        ident += f", {p['evidence_status']} by review"
+    facts.append(ident)
+    if p["source_id"]:
+        facts.append(f"source `{p['source_id']}`")
+    return " — ".join(parts) + " · " + " · ".join(facts)
+
+
+def build_report(reader: Reader, ident: str, version: int | None = None) -> Report:
+    v = resolve_version(reader, ident, version)
+    artifact = reader.one("SELECT * FROM artifacts WHERE artifact_id = ?", [v["artifact_id"]], order_by="artifact_id")
+    artifact = artifact or {"name": None, "type": None, "run_id": v["run_id"], "versions": v["version"]}
+    paths = reader.rows(LINEAGE_SQL, [v["version_id"]], order_by="claim_id, citation_id NULLS FIRST")
+    claims = _claims(paths)
+    numbering = _Numbering()
+    content = v["content"] or ""
+    fenced = artifact.get("type") not in (None, "markdown_report") and content.lstrip()[:1] in ("{", "[")
+    if fenced:
+        body, missing = f"```json\n{content.rstrip()}\n```\n", claims
+    else:
+        body, missing = _inject(content, claims, numbering)
+    lines = []
+    if not content.lstrip().startswith("#"):
+        lines += [f"# {artifact.get('name') or v['artifact_id']}", ""]
+    lines.append(body.rstrip("\n"))
+    if missing:
+        lines += ["", "## Claims" if fenced else "## Claims not found in the text", ""]
+        lines += [f"- {c.text} {numbering.markers(c)}".rstrip() for c in missing]
+    if numbering.numbers:
+        lines += ["", "## References", ""]
+        lines += ["- " + _reference(n, numbering.paths[eid]) for eid, n in numbering.numbers.items()]
+    status = v["status"]
+    review = f" by {v['reviewed_by']} at {str(v['reviewed_at'])[:19]}" if v["reviewed_by"] else ""
+    counts: dict[str, int] = {}
+    for c in claims:
+        counts[c.status] = counts.get(c.status, 0) + 1
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none bound to this version"
+    lines += [
+        "",
+        "---",
+        "",
+        f"*Artifact `{v['artifact_id']}` version {v['version']} of {artifact.get('versions')} (`{v['version_id']}`),"
+        f" {status}{review}; run `{v['run_id']}`; content sha256 `{(v['content_sha256'] or '')[:12]}`."
+        f" Claims: {summary}.*",
+    ]
+    return Report(
+        markdown="\n".join(lines) + "\n",
+        artifact_id=v["artifact_id"],
+        version_id=v["version_id"],
+        version=v["version"],
+        versions=artifact.get("versions") or v["version"],
+        status=status,
+        claims=len(claims),
+        references=len(numbering.numbers),
+        claims_not_in_text=[c.claim_id for c in missing],
+    )
