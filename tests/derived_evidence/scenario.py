@@ -47,9 +47,12 @@ def record_research() -> Recorded:
     with oi.use_tracer_provider(other):
         with oi.flow_run("crawl", run_id="run_crawl"), oi.step("fetch"):
             ids["src_far"] = oi.source(
-                "https://github.com/microsoft/autogen", title="AutoGen", provider="exa", source_id="src_far",
+                "https://github.com/microsoft/autogen",
+                title="AutoGen",
+                provider="exa",
+                source_id="src_far",
                 retrieved_at="2026-08-20T10:00:00.000+00:00",
-            )  # fmt: skip
+            )
             ids["ev_far"] = oi.evidence_item(
                 "src_far", "AutoGen v0.4 introduces graph workflows", confidence="medium", evidence_id="ev_far"
             )
@@ -69,9 +72,12 @@ def record_research() -> Recorded:
                 with oi.provider_call("openai", "gpt-4o", context_snapshot=snapshot) as call:
                     call.set_usage(120, 40)
                 ids["src_a"] = oi.source(
-                    "https://langchain.com/langgraph", title="LangGraph", provider="tavily", source_id="src_a",
+                    "https://langchain.com/langgraph",
+                    title="LangGraph",
+                    provider="tavily",
+                    source_id="src_a",
                     metadata={"author": "LangChain"},
-                )  # fmt: skip
+                )
                 ids["src_b"] = oi.source("https://example.org/b", title="B", provider="tavily", source_id="src_b")
                 oi.evidence_item("src_a", "LangGraph adoption grew 300%", confidence="high", evidence_id="ev_a1")
                 oi.evidence_item("src_a", "LangGraph is used by many teams", confidence="medium", evidence_id="ev_a2")
@@ -112,40 +118,77 @@ def record_research() -> Recorded:
                 ids["v1"] = report.add_version(REPORT_V1, evidence_ids=["ev_a1"], version_id="artv_1")
                 ids["v2"] = report.add_version(REPORT_V2, evidence_ids=["ev_a1", "ev_far"], version_id="artv_2")
                 claim = oi.claim
-                claim("Graph orchestration is mainstream", confidence="high", artifact_version_id="artv_2",
-                      claim_id="cl_supported")  # fmt: skip
+                claim(
+                    "Graph orchestration is mainstream",
+                    confidence="high",
+                    artifact_version_id="artv_2",
+                    claim_id="cl_supported",
+                )
                 oi.citation("cl_supported", "ev_a1", citation_text="[1]", citation_id="cit_1")
                 oi.citation("cl_supported", "ev_far", citation_text="[2]", citation_id="cit_2")
                 oi.citation("cl_supported", ids["genai_evidence"], citation_id="cit_g")
-                claim("LangGraph has the most mature developer experience", confidence="medium",
-                      artifact_version_id="artv_2", claim_id="cl_weak")  # fmt: skip
+                claim(
+                    "LangGraph has the most mature developer experience",
+                    confidence="medium",
+                    artifact_version_id="artv_2",
+                    claim_id="cl_weak",
+                )
                 oi.citation("cl_weak", "ev_a2", citation_text="[3]", status="weak", citation_id="cit_3")
-                claim("Memory isolation remains a challenge", confidence="medium", artifact_version_id="artv_2",
-                      claim_id="cl_conflicted")  # fmt: skip
+                claim(
+                    "Memory isolation remains a challenge",
+                    confidence="medium",
+                    artifact_version_id="artv_2",
+                    claim_id="cl_conflicted",
+                )
                 oi.citation("cl_conflicted", "ev_b1", citation_id="cit_4")
                 oi.citation("cl_conflicted", ids["oi_evidence"], citation_id="cit_oi")
                 claim("Nobody cites this", confidence="low", claim_id="cl_uncited")
                 claim("Cites what was never recorded", confidence="low", claim_id="cl_dangling")
                 oi.citation("cl_dangling", "ev_missing", citation_id="cit_5")
-                oi.conflict("Sources disagree on adoption", evidence_ids=["ev_b1"], severity="high",
-                            conflict_id="conflict_1")  # fmt: skip
+                oi.conflict(
+                    "Sources disagree on adoption", evidence_ids=["ev_b1"], severity="high", conflict_id="conflict_1"
+                )
                 oi.decision_record(
-                    "quality_review", model_decision="accept", effective_decision="human_review",
-                    reason="uncited claim", iteration=1, decision_id="dec_1", evidence_refs=["ev_a1"],
-                )  # fmt: skip
-                oi.decision_record("publish", model_decision="publish", effective_decision="publish",
-                                   decision_id="dec_2")  # fmt: skip
-                oi.badcase("json_parse", error=ValueError("bad json"), provider="openai", model="gpt-4o",
-                           iteration=1, badcase_id="bad_1")  # fmt: skip
+                    "quality_review",
+                    model_decision="accept",
+                    effective_decision="human_review",
+                    reason="uncited claim",
+                    iteration=1,
+                    decision_id="dec_1",
+                    evidence_refs=["ev_a1"],
+                )
+                oi.decision_record(
+                    "publish", model_decision="publish", effective_decision="publish", decision_id="dec_2"
+                )
+                oi.badcase(
+                    "json_parse",
+                    error=ValueError("bad json"),
+                    provider="openai",
+                    model="gpt-4o",
+                    iteration=1,
+                    badcase_id="bad_1",
+                )
                 oi.propose_memory(
-                    "procedural", "Use two search providers when coverage is low",
+                    "procedural",
+                    "Use two search providers when coverage is low",
                     scopes=[("project", "proj_research"), ("flow", "deep_research")],
-                    rationale="coverage was insufficient", proposal_id="memp_1",
-                )  # fmt: skip
-                oi.propose_memory("episodic", "run_main found 3 sources; one conflict", scopes=[("run", "run_main"),
-                                  ("flow", "deep_research")], rationale="run summary", proposal_id="memp_2")  # fmt: skip
-                oi.propose_memory("semantic", "LangGraph is graph based", scopes=[("project", "other")],
-                                  rationale="fact", proposal_id="memp_3")  # fmt: skip
+                    rationale="coverage was insufficient",
+                    proposal_id="memp_1",
+                )
+                oi.propose_memory(
+                    "episodic",
+                    "run_main found 3 sources; one conflict",
+                    scopes=[("run", "run_main"), ("flow", "deep_research")],
+                    rationale="run summary",
+                    proposal_id="memp_2",
+                )
+                oi.propose_memory(
+                    "semantic",
+                    "LangGraph is graph based",
+                    scopes=[("project", "other")],
+                    rationale="fact",
+                    proposal_id="memp_3",
+                )
             with oi.step("handoff"):
                 first = oi.delegate("fact_check_report", operation_id="op_fc", target="fact_checker")
                 ids["hof_first"] = first.handoff_id
