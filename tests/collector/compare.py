@@ -114,3 +114,14 @@ def differences(got: Snapshot, want: Snapshot) -> dict[str, dict[str, list[str]]
                 "only_want": list((want[name] - got.get(name, Counter())).elements())[:3],
             }
     return differ
+
+
+def describe(differ: dict[str, dict[str, list[str]]], limit: int = 1500) -> str:
+    """A readable account of ``differences``: per relation, the first rows only on each side."""
+    lines = []
+    for name, sides in sorted(differ.items()):
+        lines.append(f"{name}:")
+        for side, rows in sides.items():
+            for row in rows:
+                lines.append(f"  {side}: {row[:limit]}")
+    return "\n".join(lines)

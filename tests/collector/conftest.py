@@ -8,6 +8,7 @@ query are real subprocesses.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -68,9 +69,14 @@ class Collector:
 def collector_bin() -> Path:
     binary = collector_binary()
     if binary is None:
+        override = os.environ.get("OTEL_AGENT_COLLECTOR_BIN")
+        where = (
+            f"OTEL_AGENT_COLLECTOR_BIN={override} is not an executable"
+            if override
+            else (f"looked for {expected_binary_path()}")
+        )
         pytest.skip(
-            f"OpenTelemetry Collector not built (looked for {expected_binary_path()}): "
-            "run `bash scripts/build_collector.sh` first (CI always does)"
+            f"OpenTelemetry Collector not built ({where}): run `bash scripts/build_collector.sh` first (CI always does)"
         )
     return binary
 

@@ -20,7 +20,7 @@ import duckdb
 
 from otel_agent.store.shards import RAW_TABLES
 from tests.collector import workload
-from tests.collector.compare import Snapshot, collect, differences, manifest_views, relations_of, snapshot_sql
+from tests.collector.compare import Snapshot, collect, describe, differences, manifest_views, relations_of, snapshot_sql
 from tests.collector.conftest import otel_agent_sql, wait_for_count
 
 RUNS = 12  # planner runs, each with one handoff: 38 traces over 3 shards
@@ -128,7 +128,7 @@ def test_trace_id_shards_query_as_one_store(make_receiver, make_collector, tmp_p
         "metric_points": w.n_points,
     }
     differ = differences(got, want)
-    assert not differ, f"merged shards differ from the single store in {sorted(differ)}: {differ}"
+    assert not differ, f"merged shards differ from the single store in {sorted(differ)}:\n{describe(differ)}"
     print(
         f"compared {len(RAW_TABLES)} raw tables and {len(views)} derived views "
         f"({sum(sum(c.values()) for c in want.values())} rows); {len(crossing)} of {RUNS} handoffs cross shards; "

@@ -18,7 +18,7 @@ from otel_agent.errors import QueryRejectedError
 from otel_agent.query.client import run_sql
 from otel_agent.store.shards import RAW_TABLES
 from tests.collector import workload
-from tests.collector.compare import differences, relations_of, snapshot_of
+from tests.collector.compare import describe, differences, relations_of, snapshot_of
 from tests.collector.workload import Workload
 from tests.collector_binary import REPO_ROOT
 
@@ -84,7 +84,8 @@ def test_scale_doc_commands_work_as_written(make_receiver, tmp_path, monkeypatch
     exec(compile(blocks["parquet-views"], "docs/scale.md[parquet-views]", "exec"), namespace)  # noqa: S102
     over_parquet = namespace["con"]
     try:
-        assert not differences(snapshot_of(over_parquet, relations), want)
+        differ = differences(snapshot_of(over_parquet, relations), want)
+        assert not differ, f"derived SQL over Parquet differs from the store:\n{describe(differ)}"
     finally:
         over_parquet.close()
 
