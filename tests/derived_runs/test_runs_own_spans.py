@@ -260,8 +260,8 @@ def test_health_views(demo_store: Path) -> None:
     tools = {r["tool_name"]: r for r in query(demo_store, "SELECT * FROM tool_usage")}
     assert (tools["web_search"]["calls"], tools["web_search"]["retries"], tools["web_search"]["cost_usd"]) == (1, 1, 0.001)
     assert (tools["python"]["errors"], tools["python"]["error_rate"]) == (1, 1.0)
-    skills = query(demo_store, "SELECT skill_ref, invocations, runs, errors FROM skill_health")
-    assert [tuple(r.values()) for r in skills] == [("research-planner@1.0.0", 1, 1, 0)]
+    skills = query(demo_store, "SELECT skill_ref, invocations, errors FROM skill_health")
+    assert [tuple(r.values()) for r in skills] == [("research-planner@1.0.0", 1, 0)]
 
 
 def test_health_time_windows(demo_store: Path) -> None:

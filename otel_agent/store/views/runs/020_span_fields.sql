@@ -16,7 +16,9 @@ WHERE rid IS NULL
         WHERE attributes->>'otel_agent.run.id' = rid OR trace_id = rid
    );
 
-CREATE OR REPLACE MACRO oa_span_fields(rid) AS TABLE
+-- oa_span_fields_all(rid): every stored row, not yet deduplicated (for views that filter first, then
+-- deduplicate the few rows they keep); oa_span_fields(rid): one row per span.
+CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
 SELECT
     trace_id, span_id, oa_text(parent_span_id) AS parent_span_id, name, kind, start_time, end_time, duration_ns,
     status_code, status_message, service_name, scope_name, received_at,
@@ -66,5 +68,9 @@ SELECT
             || '"traceloop.entity.name":"VARCHAR","llm.request.type":"VARCHAR","llm.usage.total_tokens":"VARCHAR",'
             || '"llm.usage.reasoning_tokens":"VARCHAR"}'
     ) AS a
-FROM oa_scoped_spans(rid)
+FROM oa_scoped_spans(rid);
+
+CREATE OR REPLACE MACRO oa_span_fields(rid) AS TABLE
+SELECT *
+FROM oa_span_fields_all(rid)
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;

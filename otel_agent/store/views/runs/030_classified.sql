@@ -11,11 +11,14 @@
 -- Run of a span: its otel_agent.run.id; else its parent's otel_agent.run.id (a third-party span opened
 -- inside one of ours, e.g. an instrumented client call inside a provider_call); else the earliest run id
 -- found in its trace; else its trace id (a trace without our spans is one run).
-CREATE OR REPLACE MACRO oa_classified(rid) AS TABLE
+
+-- oa_normalised_all(rid): the normalised fields, convention and base category of every stored row (not
+-- deduplicated; the base category does not yet turn root agents into runs).
+CREATE OR REPLACE MACRO oa_normalised_all(rid) AS TABLE
 WITH k AS (
     SELECT
         trace_id, span_id, parent_span_id, name, kind, start_time, end_time, duration_ns, status_code,
-        status_message, service_name, scope_name,
+        status_message, service_name, scope_name, received_at,
         oa_text(a."otel_agent.record.kind") AS record_kind,
         oa_text(upper(a."openinference.span.kind")) AS oi_kind,
         oa_text(lower(a."traceloop.span.kind")) AS tl_kind,
@@ -118,9 +121,8 @@ WITH k AS (
             a."gen_ai.request.model" IS NOT NULL OR a."gen_ai.usage.input_tokens" IS NOT NULL
             OR a."gen_ai.usage.prompt_tokens" IS NOT NULL
         )) AS legacy_model_call
-    FROM oa_span_fields(rid)
-),
-c AS MATERIALIZED (
+    FROM oa_span_fields_all(rid)
+)
     SELECT
         k.*,
         CASE
@@ -185,7 +187,14 @@ c AS MATERIALIZED (
             WHEN legacy_model_call THEN 'provider_call'
             ELSE 'other'
         END AS base_category
-    FROM k
+    FROM k;
+
+-- oa_classified(rid): one row per span (deduplicated), with the category, run and nesting resolved.
+CREATE OR REPLACE MACRO oa_classified(rid) AS TABLE
+WITH c AS MATERIALIZED (
+    SELECT *
+    FROM oa_normalised_all(rid)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 ),
 trace_runs AS (
     SELECT trace_id, arg_min(own_run_id, start_time) AS trace_run_id

@@ -1,7 +1,8 @@
 -- Health over a time window: provider_health_between(t0, t1), skill_health_between(t0, t1),
 -- tool_usage_between(t0, t1) count the spans that started in [t0, t1) (either bound may be NULL: open);
 -- the views provider_health, skill_health, tool_usage are the same over all time. These read the classified
--- spans without the hierarchy walk (they do not need run/step/skill placement).
+-- spans without resolving runs or the hierarchy (they do not need them): they filter the normalised rows by
+-- category first and deduplicate only what they keep.
 
 CREATE OR REPLACE MACRO oa_in_window(t, t0, t1) AS
     (t0 IS NULL OR t >= CAST(t0 AS TIMESTAMP_NS)) AND (t1 IS NULL OR t < CAST(t1 AS TIMESTAMP_NS));
@@ -10,19 +11,39 @@ CREATE OR REPLACE MACRO oa_in_window(t, t0, t1) AS
 -- fallbacks_out / fallbacks_in: otel_agent.fallback events moving a call away from / onto this
 -- provider+model in the window.
 CREATE OR REPLACE MACRO provider_health_between(t0, t1) AS TABLE
-WITH calls AS (
+WITH pc AS MATERIALIZED (
     SELECT
-        provider,
-        coalesce(request_model, response_model) AS model,
-        run_id, start_time, duration_ms, is_error, retry_count, input_tokens, output_tokens
-    FROM oa_classified(NULL)
-    WHERE category = 'provider_call' AND NOT nested_call AND oa_in_window(start_time, t0, t1)
+        trace_id, span_id, parent_span_id, provider, request_model, response_model, start_time,
+        oa_ms(duration_ns) AS duration_ms, (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
+        retry_count, input_tokens, output_tokens
+    FROM oa_normalised_all(NULL)
+    WHERE base_category = 'provider_call'
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+),
+-- as in provider_calls: a call nested in another provider call is the same request recorded twice; it is
+-- not counted, and its usage fills what the outer call lacks
+nested_usage AS (
+    SELECT trace_id, parent_span_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
+    FROM pc
+    WHERE parent_span_id IS NOT NULL
+    GROUP BY trace_id, parent_span_id
+),
+calls AS (
+    SELECT
+        c.provider,
+        coalesce(c.request_model, c.response_model) AS model,
+        c.start_time, c.duration_ms, c.is_error, c.retry_count,
+        coalesce(c.input_tokens, n.input_tokens) AS input_tokens,
+        coalesce(c.output_tokens, n.output_tokens) AS output_tokens
+    FROM pc AS c
+    LEFT JOIN nested_usage AS n ON n.trace_id = c.trace_id AND n.parent_span_id = c.span_id
+    ANTI JOIN pc AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
+    WHERE oa_in_window(c.start_time, t0, t1)
 ),
 stats AS (
     SELECT
         provider, model,
         count(*) AS calls,
-        count(DISTINCT run_id) AS runs,
         count(*) FILTER (WHERE is_error) AS errors,
         coalesce(sum(retry_count), 0) AS retries,
         quantile_cont(duration_ms, 0.5) AS p50_latency_ms,
@@ -65,7 +86,6 @@ SELECT
     k.provider,
     k.model,
     coalesce(s.calls, 0) AS calls,
-    coalesce(s.runs, 0) AS runs,
     coalesce(s.errors, 0) AS errors,
     CASE WHEN s.calls > 0 THEN s.errors / s.calls END AS error_rate,
     coalesce(s.retries, 0) AS retries,
@@ -88,7 +108,6 @@ SELECT
     skill_version,
     skill_name || '@' || coalesce(skill_version, '') AS skill_ref,
     count(*) AS invocations,
-    count(DISTINCT run_id) AS runs,
     count(*) FILTER (WHERE is_error) AS errors,
     count(*) FILTER (WHERE is_error) / count(*) AS error_rate,
     quantile_cont(duration_ms, 0.5) AS p50_duration_ms,
@@ -96,8 +115,13 @@ SELECT
     avg(duration_ms) AS avg_duration_ms,
     min(start_time) AS first_invocation_at,
     max(start_time) AS last_invocation_at
-FROM oa_classified(NULL)
-WHERE category = 'skill_invocation' AND oa_in_window(start_time, t0, t1)
+FROM (
+    SELECT skill_name, skill_version, start_time, oa_ms(duration_ns) AS duration_ms,
+           (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error
+    FROM oa_normalised_all(NULL)
+    WHERE base_category = 'skill_invocation' AND oa_in_window(start_time, t0, t1)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+)
 GROUP BY skill_name, skill_version;
 
 CREATE OR REPLACE VIEW skill_health AS SELECT * FROM skill_health_between(NULL, NULL);
@@ -108,7 +132,6 @@ SELECT
     tool_name,
     tool_provider,
     count(*) AS calls,
-    count(DISTINCT run_id) AS runs,
     count(*) FILTER (WHERE is_error) AS errors,
     count(*) FILTER (WHERE is_error) / count(*) AS error_rate,
     coalesce(sum(retry_count), 0) AS retries,
@@ -118,8 +141,14 @@ SELECT
     sum(reported_cost_usd) AS cost_usd,
     min(start_time) AS first_call_at,
     max(start_time) AS last_call_at
-FROM oa_classified(NULL)
-WHERE category = 'tool_invocation' AND oa_in_window(start_time, t0, t1)
+FROM (
+    SELECT coalesce(attr_tool_name, name) AS tool_name, tool_provider, start_time,
+           oa_ms(duration_ns) AS duration_ms, (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
+           retry_count, reported_cost_usd
+    FROM oa_normalised_all(NULL)
+    WHERE base_category = 'tool_invocation' AND oa_in_window(start_time, t0, t1)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+)
 GROUP BY tool_name, tool_provider;
 
 CREATE OR REPLACE VIEW tool_usage AS SELECT * FROM tool_usage_between(NULL, NULL);
