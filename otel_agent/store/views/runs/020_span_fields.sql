@@ -13,7 +13,13 @@ FROM spans
 WHERE rid IS NULL
    OR trace_id IN (
         SELECT trace_id FROM spans
-        WHERE attributes->>'otel_agent.run.id' = rid OR trace_id = rid
+        WHERE trace_id = rid
+           OR (
+                -- a plain substring test first (a third cheaper than parsing the JSON of every span); it
+                -- is skipped for ids that JSON would escape
+                (contains(CAST(attributes AS VARCHAR), rid) OR regexp_matches(rid, '["\\/\x00-\x1f]'))
+                AND attributes->>'otel_agent.run.id' = rid
+           )
    );
 
 -- oa_span_fields_all(rid): every stored row, not yet deduplicated (for views that filter first, then

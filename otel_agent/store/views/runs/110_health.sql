@@ -11,12 +11,19 @@ CREATE OR REPLACE MACRO oa_in_window(t, t0, t1) AS
 -- fallbacks_out / fallbacks_in: otel_agent.fallback events moving a call away from / onto this
 -- provider+model in the window.
 CREATE OR REPLACE MACRO provider_health_between(t0, t1) AS TABLE
-WITH pc AS MATERIALIZED (
+WITH n AS MATERIALIZED (
+    -- materialised before filtering: a filter pushed into the normalisation would parse the JSON once per
+    -- attribute it reads
     SELECT
-        trace_id, span_id, parent_span_id, provider, request_model, response_model, start_time,
-        oa_ms(duration_ns) AS duration_ms, (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
-        retry_count, input_tokens, output_tokens
+        trace_id, span_id, parent_span_id, provider, request_model, response_model, start_time, end_time,
+        received_at, oa_ms(duration_ns) AS duration_ms,
+        (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
+        retry_count, input_tokens, output_tokens, base_category
     FROM oa_normalised_all(NULL)
+),
+pc AS MATERIALIZED (
+    SELECT * EXCLUDE (end_time, received_at, base_category)
+    FROM n
     WHERE base_category = 'provider_call'
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 ),
@@ -116,9 +123,13 @@ SELECT
     min(start_time) AS first_invocation_at,
     max(start_time) AS last_invocation_at
 FROM (
-    SELECT skill_name, skill_version, start_time, oa_ms(duration_ns) AS duration_ms,
-           (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error
-    FROM oa_normalised_all(NULL)
+    WITH n AS MATERIALIZED (
+        SELECT trace_id, span_id, end_time, received_at, base_category, skill_name, skill_version, start_time,
+               oa_ms(duration_ns) AS duration_ms, (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error
+        FROM oa_normalised_all(NULL)
+    )
+    SELECT skill_name, skill_version, start_time, duration_ms, is_error
+    FROM n
     WHERE base_category = 'skill_invocation' AND oa_in_window(start_time, t0, t1)
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 )
@@ -142,10 +153,14 @@ SELECT
     min(start_time) AS first_call_at,
     max(start_time) AS last_call_at
 FROM (
-    SELECT coalesce(attr_tool_name, name) AS tool_name, tool_provider, start_time,
-           oa_ms(duration_ns) AS duration_ms, (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
-           retry_count, reported_cost_usd
-    FROM oa_normalised_all(NULL)
+    WITH n AS MATERIALIZED (
+        SELECT trace_id, span_id, end_time, received_at, base_category, coalesce(attr_tool_name, name) AS tool_name,
+               tool_provider, start_time, oa_ms(duration_ns) AS duration_ms,
+               (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error, retry_count, reported_cost_usd
+        FROM oa_normalised_all(NULL)
+    )
+    SELECT tool_name, tool_provider, start_time, duration_ms, is_error, retry_count, reported_cost_usd
+    FROM n
     WHERE base_category = 'tool_invocation' AND oa_in_window(start_time, t0, t1)
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 )
