@@ -275,10 +275,14 @@ class RunBuilder:
         self.t = run_end
 
 
-def make_request(rnd: random.Random, first_run: int, n_runs: int, start_ns: int, span_ns: int) -> tuple[bytes, list[str]]:
+def make_request(
+    rnd: random.Random, first_run: int, n_runs: int, start_ns: int, span_ns: int
+) -> tuple[bytes, list[str]]:
     req = ExportTraceServiceRequest()
     rs = req.resource_spans.add()
-    rs.resource.attributes.extend([kv("service.name", SERVICES[first_run % len(SERVICES)]), kv("service.version", "1.4.2")])
+    rs.resource.attributes.extend(
+        [kv("service.name", SERVICES[first_run % len(SERVICES)]), kv("service.version", "1.4.2")]
+    )
     ss = rs.scope_spans.add()
     ss.scope.name, ss.scope.version = "otel_agent", "0.1.0"
     run_ids = []
@@ -372,8 +376,12 @@ def main() -> None:
         ("provider_health over all", "SELECT * FROM provider_health", [], 1000),
         ("cost_breakdown for one run", "SELECT * FROM cost_breakdown_for_run(?)", [run_id], 100),
         ("  run_metrics_for_run (reference)", "SELECT * FROM run_metrics_for_run(?)", [run_id], None),
-        ("  find a run's spans by JSON attribute", "SELECT count(*) FROM spans WHERE attributes->>'otel_agent.run.id' = ?",
-         [run_id], None),  # fmt: skip
+        (
+            "  find a run's spans by JSON attribute",
+            "SELECT count(*) FROM spans WHERE attributes->>'otel_agent.run.id' = ?",
+            [run_id],
+            None,
+        ),  # fmt: skip
     ]
     print("\nviews over the raw JSON attributes (as shipped):")
     report(con, cases, args.repeat)
@@ -394,8 +402,10 @@ def main() -> None:
     t0 = time.perf_counter()
     pcon.execute("CREATE TABLE spans_promoted AS SELECT * FROM oa_span_fields(NULL) ORDER BY start_time").fetchall()
     pcon.execute(PROMOTED_FIELDS_MACRO).fetchall()
-    print(f"\nprototype: typed columns instead of JSON for the attributes the views read "
-          f"(materialised in {time.perf_counter() - t0:.1f} s; a real implementation fills them at fold time):")
+    print(
+        f"\nprototype: typed columns instead of JSON for the attributes the views read "
+        f"(materialised in {time.perf_counter() - t0:.1f} s; a real implementation fills them at fold time):"
+    )
     report(pcon, cases[:4], args.repeat)
     pcon.close()
     for suffix in ("", ".wal"):

@@ -5,20 +5,14 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from scenario import demo_spans  # noqa: E402
-
-from otel_agent import DuckDBSpanExporter  # noqa: E402
+from tests.derived_runs.runs_support import write_store
+from tests.derived_runs.scenario import demo_spans
 
 
 def _loopback(address: Any) -> bool:
@@ -53,27 +47,6 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OTEL_AGENT_PRICES", "TRACELOOP_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
-
-
-def write_store(path: Path, spans: Sequence[ReadableSpan]) -> Path:
-    """Write spans into a new store through DuckDBSpanExporter (one export, one commit)."""
-    exporter = DuckDBSpanExporter(path)
-    try:
-        exporter.export(list(spans))
-    finally:
-        exporter.shutdown()
-    return path
-
-
-def query(path: Path, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-    """Rows as dicts, read from a closed store file."""
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        cur = con.execute(sql, params or [])
-        cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="session")

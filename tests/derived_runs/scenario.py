@@ -26,9 +26,7 @@ class ProviderTimeoutError(Exception):
 
 
 def research_run(run_id: str = RUN_ID) -> None:
-    with oi.flow_run(
-        "deep_research", run_id=run_id, max_model_calls=4, max_cost_usd=1.0, agent_name="research_agent"
-    ):
+    with oi.flow_run("deep_research", run_id=run_id, max_model_calls=4, max_cost_usd=1.0, agent_name="research_agent"):
         with oi.step("plan", step_id=f"{run_id}_plan"):
             with oi.skill("research-planner", "1.0.0", invocation_id=f"{run_id}_planner"):
                 with oi.provider_call("openai", "gpt-4o") as call:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import query, write_store
-from scenario import FAILING_RUN_ID, RUN_ID, demo_spans
+
+from tests.derived_runs.runs_support import query, write_store
+from tests.derived_runs.scenario import FAILING_RUN_ID, RUN_ID, demo_spans
 
 RUN = RUN_ID
 
@@ -238,10 +239,7 @@ def test_cost_breakdown(demo_store: Path) -> None:
 
 
 def test_health_views(demo_store: Path) -> None:
-    health = {
-        (r["provider"], r["model"]): r
-        for r in query(demo_store, "SELECT * FROM provider_health")
-    }
+    health = {(r["provider"], r["model"]): r for r in query(demo_store, "SELECT * FROM provider_health")}
     assert set(health) == {
         ("openai", "gpt-4o"),
         ("openai", "gpt-4o-mini"),
@@ -258,7 +256,11 @@ def test_health_views(demo_store: Path) -> None:
     assert health[("openai", "gpt-4o")]["p50_latency_ms"] > 0
 
     tools = {r["tool_name"]: r for r in query(demo_store, "SELECT * FROM tool_usage")}
-    assert (tools["web_search"]["calls"], tools["web_search"]["retries"], tools["web_search"]["cost_usd"]) == (1, 1, 0.001)
+    assert (tools["web_search"]["calls"], tools["web_search"]["retries"], tools["web_search"]["cost_usd"]) == (
+        1,
+        1,
+        0.001,
+    )
     assert (tools["python"]["errors"], tools["python"]["error_rate"]) == (1, 1.0)
     skills = query(demo_store, "SELECT skill_ref, invocations, errors FROM skill_health")
     assert [tuple(r.values()) for r in skills] == [("research-planner@1.0.0", 1, 0)]
@@ -276,7 +278,9 @@ def test_health_time_windows(demo_store: Path) -> None:
 
 
 def test_run_timeline(demo_store: Path) -> None:
-    rows = query(demo_store, "SELECT seq, event, subject, detail FROM run_timeline WHERE run_id = ? ORDER BY seq", [RUN])
+    rows = query(
+        demo_store, "SELECT seq, event, subject, detail FROM run_timeline WHERE run_id = ? ORDER BY seq", [RUN]
+    )
     assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
     events = [(r["event"], r["subject"]) for r in rows]
     assert events == [

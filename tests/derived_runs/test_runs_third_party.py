@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import query, write_store
-from fake_openai import DATED_SUFFIX, FakeOpenAI
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_agent.instrument as oi
+from tests.derived_runs.fake_openai import DATED_SUFFIX, FakeOpenAI
+from tests.derived_runs.runs_support import query, write_store
 
 pytest.importorskip("agents")
 pytest.importorskip("openai")
@@ -104,7 +104,10 @@ def test_openinference_openai_agents(fake_openai: FakeOpenAI, tmp_path: Path, no
     assert run["cost_usd"] == pytest.approx((420 * 2.5 + 44 * 10.0) / 1e6)
 
     steps = query(path, "SELECT step_name, agent_name, provider_calls, tool_invocations FROM steps ORDER BY start_time")
-    assert [tuple(r.values()) for r in steps] == [("triage_agent", "triage_agent", 1, 0), ("weather_agent", "weather_agent", 2, 1)]
+    assert [tuple(r.values()) for r in steps] == [
+        ("triage_agent", "triage_agent", 1, 0),
+        ("weather_agent", "weather_agent", 2, 1),
+    ]
     calls = query(
         path,
         "SELECT p.provider, p.request_model, p.input_tokens, p.output_tokens, p.cost_source, p.convention, s.step_name "
@@ -138,9 +141,7 @@ def test_openinference_openai_agents(fake_openai: FakeOpenAI, tmp_path: Path, no
     assert [tuple(r.values()) for r in health] == [("openai", "gpt-4o", 3, 0)]
 
 
-def test_openinference_agents_inside_our_run(
-    fake_openai: FakeOpenAI, tmp_path: Path, no_agents_exporter: None
-) -> None:
+def test_openinference_agents_inside_our_run(fake_openai: FakeOpenAI, tmp_path: Path, no_agents_exporter: None) -> None:
     """Third-party spans opened inside our flow_run/step join our run; the agents become nested steps."""
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
@@ -174,9 +175,7 @@ def test_openllmetry_agents_with_openai_instrumented(
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
     from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
-    spans = capture(
-        [OpenAIAgentsInstrumentor(), OpenAIInstrumentor()], lambda _: run_agents(fake_openai.base_url)
-    )
+    spans = capture([OpenAIAgentsInstrumentor(), OpenAIInstrumentor()], lambda _: run_agents(fake_openai.base_url))
     path = write_store(tmp_path / "tl.duckdb", spans)
     run = query(path, "SELECT * FROM runs")[0]
     assert {k: run[k] for k in ("workflow_name", "agent_name", "convention", "steps", "provider_calls",
@@ -198,7 +197,9 @@ def test_openllmetry_agents_with_openai_instrumented(
         path, "SELECT request_model, response_model, cache_read_tokens, cost_source FROM provider_calls LIMIT 1"
     )
     assert tuple(calls[0].values()) == ("gpt-4o", "gpt-4o" + DATED_SUFFIX, 64, "price_table")
-    kinds = query(path, "SELECT category, count(*) AS n FROM classified_spans WHERE convention = 'openllmetry' GROUP BY ALL")
+    kinds = query(
+        path, "SELECT category, count(*) AS n FROM classified_spans WHERE convention = 'openllmetry' GROUP BY ALL"
+    )
     assert {r["category"]: r["n"] for r in kinds} == {"flow_run": 1, "step": 2, "tool_invocation": 1, "handoff": 1}
 
 

@@ -33,16 +33,16 @@ _REQUIRED = ("provider", "model_pattern", "input_usd_per_mtok", "output_usd_per_
 _NUMBERS = ("input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_usd_per_mtok")
 
 _COLUMNS = (
-        ("provider", "string"),
-        ("model_pattern", "string"),
-        ("input_usd_per_mtok", "float64"),
-        ("output_usd_per_mtok", "float64"),
-        ("cache_read_usd_per_mtok", "float64"),
-        ("cache_write_usd_per_mtok", "float64"),
-        ("source", "string"),
-        ("source_date", "date32"),
-        ("origin", "string"),
-        ("priority", "int32"),
+    ("provider", "string"),
+    ("model_pattern", "string"),
+    ("input_usd_per_mtok", "float64"),
+    ("output_usd_per_mtok", "float64"),
+    ("cache_read_usd_per_mtok", "float64"),
+    ("cache_write_usd_per_mtok", "float64"),
+    ("source", "string"),
+    ("source_date", "date32"),
+    ("origin", "string"),
+    ("priority", "int32"),
 )
 
 
