@@ -208,12 +208,12 @@ nested_usage AS (
     SELECT
         trace_id, parent_span_id,
         any_value(response_model) AS response_model,
-        sum(input_tokens) AS input_tokens,
-        sum(output_tokens) AS output_tokens,
-        sum(reported_total_tokens) AS reported_total_tokens,
-        sum(cache_read_tokens) AS cache_read_tokens,
-        sum(cache_creation_tokens) AS cache_creation_tokens,
-        sum(reasoning_tokens) AS reasoning_tokens,
+        CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
+        CAST(sum(reported_total_tokens) AS BIGINT) AS reported_total_tokens,
+        CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
+        CAST(sum(cache_creation_tokens) AS BIGINT) AS cache_creation_tokens,
+        CAST(sum(reasoning_tokens) AS BIGINT) AS reasoning_tokens,
         sum(reported_cost_usd) AS reported_cost_usd
     FROM c
     WHERE base_category = 'provider_call' AND parent_span_id IS NOT NULL
@@ -318,8 +318,8 @@ SELECT
     budget_max_model_calls,
     budget_max_tool_calls,
     budget_max_cost_usd,
-    attr_budget_exceeded,
-    attr_budget_exceeded_limits,
+    attr_budget_exceeded AS budget_exceeded,
+    attr_budget_exceeded_limits AS budget_exceeded_limits,
     artifact_id,
     artifact_version_id,
     artifact_version_number,

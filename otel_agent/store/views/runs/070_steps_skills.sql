@@ -11,8 +11,10 @@ inside AS (
         count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS provider_calls,
         count(*) FILTER (WHERE category = 'tool_invocation') AS tool_invocations,
         count(*) FILTER (WHERE category = 'guard_result' AND guard_outcome = 'blocked') AS guard_blocks,
-        sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS input_tokens,
-        sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS output_tokens,
+        CAST(sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)
+            AS input_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)
+            AS output_tokens,
         sum(cost_usd) FILTER (WHERE category IN ('provider_call', 'tool_invocation') AND NOT nested_call)
             AS cost_usd
     FROM cs
@@ -49,8 +51,10 @@ inside AS (
         count(*) FILTER (WHERE category = 'verifier_result' AND verifier_outcome = 'failed')
             AS verifier_failures,
         count(*) FILTER (WHERE is_error AND NOT nested_call) AS errors,
-        sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS input_tokens,
-        sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS output_tokens,
+        CAST(sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)
+            AS input_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)
+            AS output_tokens,
         sum(cost_usd) FILTER (WHERE category IN ('provider_call', 'tool_invocation') AND NOT nested_call)
             AS cost_usd
     FROM cs

@@ -31,7 +31,7 @@ agg AS (
             AS first_agent,
         count(*) FILTER (WHERE category = 'step') AS steps,
         count(*) FILTER (WHERE category = 'skill_invocation') AS skill_invocations,
-        count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS provider_calls,
+        count(*) FILTER (WHERE is_call) AS provider_calls,
         count(*) FILTER (WHERE category = 'tool_invocation') AS tool_invocations,
         count(*) FILTER (WHERE category = 'retrieval') AS retrievals,
         count(*) FILTER (WHERE category = 'handoff') AS handoffs,
@@ -40,26 +40,26 @@ agg AS (
         count(*) FILTER (WHERE category = 'verifier_result') AS verifier_results,
         count(*) FILTER (WHERE category = 'verifier_result' AND verifier_outcome = 'failed') AS verifier_failures,
         count(*) FILTER (WHERE is_error AND NOT nested_call) AS errors,
-        coalesce(sum(retry_count) FILTER (WHERE category IN ('provider_call', 'tool_invocation')
-                                            AND NOT nested_call), 0) AS retries,
-        coalesce(sum(fallback_count) FILTER (WHERE category = 'provider_call' AND NOT nested_call), 0)
-            AS fallbacks,
-        sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS input_tokens,
-        sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS output_tokens,
-        sum(cache_read_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS cache_read_tokens,
-        sum(reasoning_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS reasoning_tokens,
-        sum(total_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS total_tokens,
-        coalesce(sum(cost_usd) FILTER (WHERE category IN ('provider_call', 'tool_invocation')
-                                         AND NOT nested_call), 0) AS cost_usd,
-        count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call AND cost_usd IS NULL)
-            AS unpriced_calls,
-        quantile_cont(duration_ms, 0.5) FILTER (WHERE category = 'provider_call' AND NOT nested_call)
-            AS provider_p50_ms,
-        quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'provider_call' AND NOT nested_call)
-            AS provider_p95_ms,
+        coalesce(CAST(sum(retry_count) FILTER (WHERE is_billed) AS BIGINT), 0) AS retries,
+        coalesce(CAST(sum(fallback_count) FILTER (WHERE is_call) AS BIGINT), 0) AS fallbacks,
+        CAST(sum(input_tokens) FILTER (WHERE is_call) AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE is_call) AS BIGINT) AS output_tokens,
+        CAST(sum(cache_read_tokens) FILTER (WHERE is_call) AS BIGINT) AS cache_read_tokens,
+        CAST(sum(reasoning_tokens) FILTER (WHERE is_call) AS BIGINT) AS reasoning_tokens,
+        CAST(sum(total_tokens) FILTER (WHERE is_call) AS BIGINT) AS total_tokens,
+        coalesce(sum(cost_usd) FILTER (WHERE is_billed), 0) AS cost_usd,
+        count(*) FILTER (WHERE is_call AND cost_usd IS NULL) AS unpriced_calls,
+        quantile_cont(duration_ms, 0.5) FILTER (WHERE is_call) AS provider_p50_ms,
+        quantile_cont(duration_ms, 0.95) FILTER (WHERE is_call) AS provider_p95_ms,
         quantile_cont(duration_ms, 0.5) FILTER (WHERE category = 'tool_invocation') AS tool_p50_ms,
         quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'tool_invocation') AS tool_p95_ms
-    FROM cs
+    FROM (
+        SELECT
+            *,
+            category = 'provider_call' AND NOT nested_call AS is_call,  -- counted once (see provider_calls)
+            category IN ('provider_call', 'tool_invocation') AND NOT nested_call AS is_billed
+        FROM cs
+    )
     GROUP BY run_id
 ),
 joined AS (
@@ -82,7 +82,7 @@ joined AS (
         END AS status,
         coalesce(r.error_type, CASE WHEN r.span_id IS NULL THEN root.error_type END) AS error_type,
         r.budget_max_model_calls, r.budget_max_tool_calls, r.budget_max_cost_usd,
-        r.attr_budget_exceeded, r.attr_budget_exceeded_limits,
+        r.budget_exceeded AS attr_budget_exceeded, r.budget_exceeded_limits AS attr_budget_exceeded_limits,
         list_filter([
             CASE WHEN agg.provider_calls > r.budget_max_model_calls THEN 'model_calls' END,
             CASE WHEN agg.tool_invocations > r.budget_max_tool_calls THEN 'tool_calls' END,

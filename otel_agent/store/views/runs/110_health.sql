@@ -30,7 +30,10 @@ pc AS MATERIALIZED (
 -- as in provider_calls: a call nested in another provider call is the same request recorded twice; it is
 -- not counted, and its usage fills what the outer call lacks
 nested_usage AS (
-    SELECT trace_id, parent_span_id, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens
+    SELECT
+        trace_id, parent_span_id,
+        CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) AS BIGINT) AS output_tokens
     FROM pc
     WHERE parent_span_id IS NOT NULL
     GROUP BY trace_id, parent_span_id
@@ -52,12 +55,12 @@ stats AS (
         provider, model,
         count(*) AS calls,
         count(*) FILTER (WHERE is_error) AS errors,
-        coalesce(sum(retry_count), 0) AS retries,
+        coalesce(CAST(sum(retry_count) AS BIGINT), 0) AS retries,
         quantile_cont(duration_ms, 0.5) AS p50_latency_ms,
         quantile_cont(duration_ms, 0.95) AS p95_latency_ms,
         avg(duration_ms) AS avg_latency_ms,
-        sum(input_tokens) AS input_tokens,
-        sum(output_tokens) AS output_tokens,
+        CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
         min(start_time) AS first_call_at,
         max(start_time) AS last_call_at
     FROM calls
@@ -145,7 +148,7 @@ SELECT
     count(*) AS calls,
     count(*) FILTER (WHERE is_error) AS errors,
     count(*) FILTER (WHERE is_error) / count(*) AS error_rate,
-    coalesce(sum(retry_count), 0) AS retries,
+    coalesce(CAST(sum(retry_count) AS BIGINT), 0) AS retries,
     quantile_cont(duration_ms, 0.5) AS p50_latency_ms,
     quantile_cont(duration_ms, 0.95) AS p95_latency_ms,
     avg(duration_ms) AS avg_latency_ms,
