@@ -400,7 +400,7 @@ def main() -> None:
     pcon = duckdb.connect(proto)
     pcon.execute(f"SET threads = {int(args.threads)}").fetchall()
     t0 = time.perf_counter()
-    pcon.execute("CREATE TABLE spans_promoted AS SELECT * FROM oa_span_fields(NULL) ORDER BY start_time").fetchall()
+    pcon.execute("CREATE TABLE spans_promoted AS SELECT * FROM oa_span_fields_all(NULL) ORDER BY start_time").fetchall()
     pcon.execute(PROMOTED_FIELDS_MACRO).fetchall()
     print(
         f"\nprototype: typed columns instead of JSON for the attributes the views read "
@@ -414,12 +414,11 @@ def main() -> None:
 
 
 PROMOTED_FIELDS_MACRO = """
-CREATE OR REPLACE MACRO oa_span_fields(rid) AS TABLE
+CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
 SELECT *
 FROM spans_promoted
 WHERE rid IS NULL
    OR trace_id IN (SELECT trace_id FROM spans_promoted WHERE a."otel_agent.run.id" = rid OR trace_id = rid)
-QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 """
 
 
