@@ -150,3 +150,26 @@ def test_invalid_reviews_write_nothing(store, kind, target, decision, error):
     with pytest.raises(InvalidPayloadError):
         review(store, "claim", "cl_weak", "approve", "  ")  # a reviewer is required
     assert store.rows("SELECT count(*) FROM reviews") == [(0,)]
+
+
+def lineage_rows(store, sql, claim_id):
+    return store.rows(f"SELECT to_json(t)::VARCHAR FROM ({sql}) t ORDER BY 1", [claim_id])
+
+
+def test_claim_lineage_of_equals_the_view(store, research):
+    """The one-claim macro reads only what it follows; it must give exactly the view's rows, before and after
+    reviews and for every kind of path (third-party evidence, dangling citation, conflict, no citation)."""
+    claims = [r[0] for r in store.rows("SELECT claim_id FROM claims ORDER BY 1")]
+
+    def check():
+        for claim_id in [*claims, "cl_nope"]:
+            view = lineage_rows(store, "SELECT * FROM claim_lineage WHERE claim_id = ?", claim_id)
+            fast = lineage_rows(store, "SELECT * FROM claim_lineage_of(?)", claim_id)
+            assert fast == view, claim_id
+
+    check()
+    review(store, "evidence", "ev_a1", "reject", "alice")
+    review(store, "evidence", research.ids["genai_evidence"], "reject", "alice")
+    review(store, "conflict", "conflict_1", "resolve", "bob")
+    review(store, "claim", "cl_uncited", "approve", "bob")
+    check()

@@ -4,24 +4,35 @@
 -- A version's status comes from reviews: its latest approve/reject verdict, else draft.
 
 CREATE OR REPLACE VIEW artifact_versions AS
-WITH raw AS (
-    SELECT attributes->>'otel_agent.artifact_version.id' AS version_id,
-           attributes->>'otel_agent.artifact.id' AS artifact_id,
-           TRY_CAST(attributes->>'otel_agent.artifact_version.number' AS BIGINT) AS emitted_number,
-           attributes->>'otel_agent.artifact_version.previous_id' AS previous_version_id,
-           attributes->>'otel_agent.artifact_version.content' AS content,
-           attributes->>'otel_agent.artifact_version.content_sha256' AS content_sha256,
-           attributes->>'otel_agent.artifact_version.source_step_id' AS source_step_id,
-           coalesce(TRY_CAST(attributes->'otel_agent.artifact_version.evidence_ids' AS VARCHAR[]), []::VARCHAR[])
-               AS evidence_ids,
-           attributes->>'otel_agent.run.id' AS run_id,
-           attributes->>'otel_agent.step.id' AS step_id,
+WITH parsed AS (
+    SELECT json_transform(attributes, '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
+               "otel_agent.artifact_version.id": "VARCHAR", "otel_agent.artifact_version.number": "BIGINT",
+               "otel_agent.artifact_version.previous_id": "VARCHAR", "otel_agent.artifact_version.content": "VARCHAR",
+               "otel_agent.artifact_version.content_sha256": "VARCHAR",
+               "otel_agent.artifact_version.source_step_id": "VARCHAR",
+               "otel_agent.artifact_version.evidence_ids": ["VARCHAR"],
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}') AS a,
+           trace_id, span_id, service_name, start_time
+    FROM spans
+    WHERE name = 'otel_agent.artifact_version'
+),
+raw AS (
+    SELECT a['otel_agent.artifact_version.id'] AS version_id,
+           a['otel_agent.artifact.id'] AS artifact_id,
+           a['otel_agent.artifact_version.number'] AS emitted_number,
+           a['otel_agent.artifact_version.previous_id'] AS previous_version_id,
+           a['otel_agent.artifact_version.content'] AS content,
+           a['otel_agent.artifact_version.content_sha256'] AS content_sha256,
+           a['otel_agent.artifact_version.source_step_id'] AS source_step_id,
+           coalesce(a['otel_agent.artifact_version.evidence_ids'], []::VARCHAR[]) AS evidence_ids,
+           a['otel_agent.run.id'] AS run_id,
+           a['otel_agent.step.id'] AS step_id,
            trace_id, span_id, service_name,
            start_time AS created_at
-    FROM spans
-    WHERE name = 'otel_agent.artifact_version' AND attributes->>'otel_agent.record.kind' = 'artifact_version'
-      AND (attributes->>'otel_agent.artifact_version.id') IS NOT NULL
-      AND (attributes->>'otel_agent.artifact.id') IS NOT NULL
+    FROM parsed
+    WHERE a['otel_agent.record.kind'] = 'artifact_version'
+      AND a['otel_agent.artifact_version.id'] IS NOT NULL AND a['otel_agent.artifact.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY version_id ORDER BY created_at, trace_id, span_id) = 1
 ),
 numbered AS (
@@ -50,17 +61,25 @@ FROM numbered n
 LEFT JOIN review_status r ON r.target_kind = 'artifact_version' AND r.target_id = n.version_id;
 
 CREATE OR REPLACE VIEW artifacts AS
-WITH containers AS (
-    SELECT attributes->>'otel_agent.artifact.id' AS artifact_id,
-           attributes->>'otel_agent.artifact.type' AS type,
-           attributes->>'otel_agent.artifact.name' AS name,
-           attributes->>'otel_agent.run.id' AS run_id,
-           attributes->>'otel_agent.step.id' AS step_id,
+WITH parsed AS (
+    SELECT json_transform(attributes, '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
+               "otel_agent.artifact.type": "VARCHAR", "otel_agent.artifact.name": "VARCHAR",
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}') AS a,
+           trace_id, span_id, service_name, start_time
+    FROM spans
+    WHERE name = 'otel_agent.artifact'
+),
+containers AS (
+    SELECT a['otel_agent.artifact.id'] AS artifact_id,
+           a['otel_agent.artifact.type'] AS type,
+           a['otel_agent.artifact.name'] AS name,
+           a['otel_agent.run.id'] AS run_id,
+           a['otel_agent.step.id'] AS step_id,
            trace_id, span_id, service_name,
            start_time AS created_at
-    FROM spans
-    WHERE name = 'otel_agent.artifact' AND attributes->>'otel_agent.record.kind' = 'artifact'
-      AND (attributes->>'otel_agent.artifact.id') IS NOT NULL
+    FROM parsed
+    WHERE a['otel_agent.record.kind'] = 'artifact' AND a['otel_agent.artifact.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY artifact_id ORDER BY created_at, trace_id, span_id) = 1
 ),
 versions AS (

@@ -8,28 +8,22 @@
 -- '2026-01-01T10:00:00.000Z' for a TIMESTAMP[_NS] in UTC.
 CREATE OR REPLACE MACRO receipt_ts(x) AS strftime(x::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%gZ');
 
-CREATE OR REPLACE VIEW receipt_transitions AS
-WITH raw AS (
-    SELECT attributes->>'otel_agent.receipt.operation_id' AS operation_id,
-           attributes->>'otel_agent.receipt.handoff_id' AS handoff_id,
-           attributes->>'otel_agent.receipt.transition' AS transition,
-           start_time AS time,
-           attributes->>'otel_agent.receipt.expected_artifact' AS expected_artifact,
-           attributes->>'otel_agent.receipt.reason' AS reason,
-           attributes->>'otel_agent.receipt.waiting_for' AS waiting_for,
-           attributes->>'otel_agent.receipt.target' AS target,
-           attributes->>'otel_agent.receipt.artifact_ref' AS artifact_ref,
-           attributes->>'otel_agent.run.id' AS run_id,
-           attributes->>'otel_agent.step.id' AS step_id,
-           trace_id, span_id, kind AS span_kind, service_name, principal, received_at, end_time
+-- One row per stored receipt span (internal). The JSON is parsed once (json_extract_string with a list of paths)
+-- and nothing filters on parsed values here: DuckDB would evaluate the parse again inside a pushed-down filter.
+-- A span stored twice (same ids, another end time) appears twice: receipt_transitions keeps one, and the state
+-- macros use aggregates a duplicate cannot change (min, max, latest-by-time), apart from counts of spans.
+CREATE OR REPLACE VIEW receipt_transition_spans AS
+WITH parsed AS (
+    SELECT json_extract_string(attributes, [
+               '$."otel_agent.record.kind"', '$."otel_agent.receipt.operation_id"',
+               '$."otel_agent.receipt.handoff_id"', '$."otel_agent.receipt.transition"',
+               '$."otel_agent.receipt.expected_artifact"', '$."otel_agent.receipt.reason"',
+               '$."otel_agent.receipt.waiting_for"', '$."otel_agent.receipt.target"',
+               '$."otel_agent.receipt.artifact_ref"']) AS a,
+           trace_id, span_id, kind, service_name, principal, received_at, start_time, end_time, attributes
     FROM spans
-    WHERE name LIKE 'otel_agent.receipt.%'
-      AND attributes->>'otel_agent.record.kind' = 'receipt_transition'
-),
-dedup AS (
-    -- A span stored twice (same ids, different end time) is one transition.
-    SELECT * FROM raw
-    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
+    -- name LIKE 'otel_agent.receipt.%', written as a range DuckDB checks against the column's dictionary
+    WHERE name >= 'otel_agent.receipt.' AND name < 'otel_agent.receipt/'
 ),
 mapping AS (
     SELECT principal, list(service_name) AS services
@@ -37,10 +31,10 @@ mapping AS (
     WHERE trusted
     GROUP BY principal
 )
-SELECT r.operation_id,
-       r.handoff_id,
-       r.transition,
-       CASE r.transition
+SELECT p.a[2] AS operation_id,
+       p.a[3] AS handoff_id,
+       p.a[4] AS transition,
+       CASE p.a[4]
            WHEN 'delegated' THEN 0
            WHEN 'accepted' THEN 1
            WHEN 'progress' THEN 2
@@ -49,30 +43,45 @@ SELECT r.operation_id,
            WHEN 'outcome_verified' THEN 4
            WHEN 'outcome_failed' THEN 4
        END AS transition_order,
-       r.time,
-       r.expected_artifact,
-       r.reason,
-       r.waiting_for,
-       r.target,
-       r.artifact_ref,
-       r.service_name,
-       r.principal,
+       p.start_time AS time,
+       p.a[5] AS expected_artifact,
+       p.a[6] AS reason,
+       p.a[7] AS waiting_for,
+       p.a[8] AS target,
+       p.a[9] AS artifact_ref,
+       p.service_name,
+       p.principal,
        CASE
-           WHEN r.principal IS NULL THEN 'unchecked'
+           WHEN p.principal IS NULL THEN 'unchecked'
            WHEN m.services IS NOT NULL THEN
-               CASE WHEN list_contains(m.services, r.service_name) OR list_contains(m.services, '*')
+               CASE WHEN list_contains(m.services, p.service_name) OR list_contains(m.services, '*')
                     THEN 'trusted' ELSE 'untrusted' END
-           WHEN r.principal = r.service_name THEN 'trusted'
+           WHEN p.principal = p.service_name THEN 'trusted'
            ELSE 'untrusted'
        END AS trust,
-       r.run_id,
-       r.step_id,
-       r.trace_id,
-       r.span_id,
-       r.span_kind,
-       r.received_at
-FROM dedup r
-LEFT JOIN mapping m ON m.principal = r.principal;
+       p.trace_id,
+       p.span_id,
+       p.kind AS span_kind,
+       p.received_at,
+       p.end_time,
+       p.attributes,
+       coalesce(p.a[1] = 'receipt_transition', false) AS is_transition
+FROM parsed p
+LEFT JOIN mapping m ON m.principal = p.principal;
+
+CREATE OR REPLACE VIEW receipt_transitions AS
+WITH once AS (
+    SELECT *
+    FROM receipt_transition_spans
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
+)
+SELECT operation_id, handoff_id, transition, transition_order, time, expected_artifact, reason, waiting_for, target,
+       artifact_ref, service_name, principal, trust,
+       json_extract_string(attributes, '$."otel_agent.run.id"') AS run_id,
+       json_extract_string(attributes, '$."otel_agent.step.id"') AS step_id,
+       trace_id, span_id, span_kind, received_at
+FROM once
+WHERE is_transition;
 
 -- One row per handoff attempt (operation id, handoff id), evaluated with the transitions whose time <= as_of.
 CREATE OR REPLACE MACRO receipt_attempts_at(
@@ -82,21 +91,15 @@ CREATE OR REPLACE MACRO receipt_attempts_at(
     verification_window := INTERVAL 15 MINUTE,
     clock_skew := INTERVAL 5 SECOND
 ) AS TABLE
-WITH t AS (
-    SELECT *
-    FROM receipt_transitions
-    WHERE time <= CAST(as_of AS TIMESTAMP_NS) AND operation_id IS NOT NULL AND handoff_id IS NOT NULL
-),
-a AS (
+WITH grouped AS (
     SELECT operation_id,
            handoff_id,
-           count(*) AS transitions,
+           is_transition,
            min(time) AS first_transition_at,
            max(time) AS last_transition_at,
-           arg_max(transition, (time, transition_order, transition)) AS last_transition,
            min(time) FILTER (WHERE transition = 'delegated') AS delegated_at,
-           arg_min(service_name, (time, service_name)) FILTER (WHERE transition = 'delegated') AS delegator,
-           arg_min(target, (time, target)) FILTER (WHERE transition = 'delegated') AS target,
+           min(service_name) FILTER (WHERE transition = 'delegated') AS delegator,
+           min(target) FILTER (WHERE transition = 'delegated') AS target,
            min(expected_artifact) FILTER (WHERE transition = 'delegated') AS delegated_artifact,
            min(expected_artifact) AS min_artifact,
            max(expected_artifact) AS max_artifact,
@@ -108,28 +111,36 @@ a AS (
            max(time) FILTER (WHERE transition = 'waiting') AS last_waiting_at,
            arg_max(waiting_for, (time, waiting_for)) FILTER (WHERE transition = 'waiting') AS waiting_dependency,
            min(time) FILTER (WHERE transition = 'completed') AS completed_at,
-           arg_min(artifact_ref, (time, artifact_ref)) FILTER (WHERE transition = 'completed') AS artifact_ref,
+           min(artifact_ref) FILTER (WHERE transition = 'completed') AS artifact_ref,
            max(time) FILTER (WHERE transition = 'outcome_verified') AS verified_at,
            max(time) FILTER (WHERE transition = 'outcome_failed') AS failed_at,
            arg_max(reason, (time, reason)) FILTER (WHERE transition = 'outcome_failed') AS failure_reason,
-           count(*) FILTER (WHERE trust = 'untrusted') AS untrusted_transitions,
-           min(service_name || ' as principal ' || principal) FILTER (WHERE trust = 'untrusted') AS untrusted_writer,
-           count(*) FILTER (WHERE transition_order IS NULL) AS unrecognised_transitions
-    FROM t
-    GROUP BY operation_id, handoff_id
+           min(service_name) FILTER (WHERE trust = 'untrusted') AS untrusted_service,
+           min(principal) FILTER (WHERE trust = 'untrusted') AS untrusted_principal,
+           min(transition) FILTER (WHERE transition_order IS NULL) AS unrecognised_transition
+    FROM receipt_transition_spans
+    WHERE time <= CAST(as_of AS TIMESTAMP_NS)
+    GROUP BY operation_id, handoff_id, is_transition
+    -- Conditions on aggregates, not on the group keys: DuckDB would push a filter on a key down to the scan
+    -- and parse the JSON once more there.
+    HAVING bool_and(is_transition) AND bool_and(operation_id IS NOT NULL AND handoff_id IS NOT NULL)
+),
+a AS (
+    SELECT * EXCLUDE (is_transition) FROM grouped
 ),
 checked AS (
     SELECT *,
            CAST(as_of AS TIMESTAMP_NS) AS evaluated_at,
            CASE
-               WHEN untrusted_transitions > 0 THEN
-                   untrusted_transitions || ' transition(s) from an untrusted writer (' || untrusted_writer || ')'
-               WHEN unrecognised_transitions > 0 THEN
-                   unrecognised_transitions || ' transition(s) of an unknown type'
+               WHEN untrusted_service IS NOT NULL THEN
+                   'transition(s) from an untrusted writer (' || untrusted_service || ' as principal '
+                   || untrusted_principal || ')'
+               WHEN unrecognised_transition IS NOT NULL THEN
+                   'transition of an unknown type (' || unrecognised_transition || ')'
                WHEN min_acceptor <> max_acceptor THEN
                    'accepted by more than one service (' || min_acceptor || ', ' || max_acceptor || ')'
                WHEN delegated_at IS NULL THEN
-                   last_transition || ' recorded but no delegation of this handoff'
+                   'transitions recorded but no delegation of this handoff'
                WHEN accepted_at IS NULL AND coalesce(completed_at, verified_at, failed_at) IS NOT NULL THEN
                    'completed or verified without acceptance'
                WHEN accepted_at IS NULL
@@ -211,9 +222,9 @@ SELECT operation_id,
        failure_reason,
        first_transition_at,
        last_transition_at,
-       last_transition,
-       transitions,
-       untrusted_transitions,
+       untrusted_service IS NOT NULL AS untrusted,
+       CASE WHEN untrusted_service IS NOT NULL THEN untrusted_service || ' as principal ' || untrusted_principal END
+           AS untrusted_writer,
        evaluated_at
 FROM checked;
 
@@ -227,29 +238,28 @@ CREATE OR REPLACE MACRO receipt_state_at(
     clock_skew := INTERVAL 5 SECOND
 ) AS TABLE
 WITH att AS (
-    SELECT *,
-           row_number() OVER (PARTITION BY operation_id
-                              ORDER BY coalesce(delegated_at, first_transition_at) DESC, handoff_id DESC) AS recency
+    SELECT *, (coalesce(delegated_at, first_transition_at), handoff_id) AS recency
     FROM receipt_attempts_at(as_of, ack_window := ack_window, progress_window := progress_window,
                              verification_window := verification_window, clock_skew := clock_skew)
 ),
 ops AS (
     SELECT operation_id,
            count(*) AS attempts,
-           list(handoff_id ORDER BY recency DESC) AS handoff_ids,
-           sum(untrusted_transitions) AS untrusted_transitions,
-           arg_min(handoff_id || ': ' || why, recency) FILTER (WHERE untrusted_transitions > 0) AS untrusted_why,
-           arg_min(handoff_id || ': ' || why, recency) FILTER (WHERE state = 'verified') AS verified_why,
-           sum(transitions) AS transitions,
+           max(recency) AS current,
+           list_sort(list(handoff_id)) AS handoff_ids,
+           bool_or(untrusted) AS untrusted,
+           arg_max(handoff_id || ': ' || why, recency) FILTER (WHERE untrusted) AS untrusted_why,
+           arg_max(handoff_id || ': ' || why, recency) FILTER (WHERE state = 'verified') AS verified_why,
            max(last_transition_at) AS last_transition_at
     FROM att
     GROUP BY operation_id
 )
 SELECT o.operation_id,
-       CASE WHEN o.untrusted_transitions > 0 THEN 'uncertain'
+       CASE WHEN o.untrusted THEN 'uncertain'
             WHEN o.verified_why IS NOT NULL THEN 'verified'
             ELSE c.state END AS state,
-       CASE WHEN o.untrusted_transitions > 0 THEN 'attempt ' || o.untrusted_why
+       CASE WHEN o.untrusted AND NOT c.untrusted THEN 'attempt ' || o.untrusted_why
+            WHEN o.untrusted THEN c.why
             WHEN o.verified_why IS NOT NULL AND c.state <> 'verified' THEN 'attempt ' || o.verified_why
             ELSE c.why END AS why,
        c.waiting_for,
@@ -271,11 +281,10 @@ SELECT o.operation_id,
        c.verified_at,
        c.failed_at,
        o.last_transition_at,
-       o.transitions,
-       o.untrusted_transitions,
+       o.untrusted,
        c.evaluated_at
 FROM ops o
-JOIN att c ON c.operation_id = o.operation_id AND c.recency = 1;
+JOIN att c ON c.operation_id = o.operation_id AND c.recency = o.current;
 
 -- As of now, with the default windows. (No evaluated_at column: a view's rows depend only on the data.)
 CREATE OR REPLACE VIEW receipt_attempts AS
