@@ -1,5 +1,5 @@
-"""Fixtures for the derived run views: stores written from our helpers or third-party instrumentations, a
-loopback-only network guard, and a small query helper."""
+"""Fixtures for the derived run views: a loopback-only network guard (every test here) and the demo store
+written from our own helpers (tests/derived_runs/scenario.py)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@
 --
 -- Run of a span: its otel_agent.run.id; else its parent's otel_agent.run.id (a third-party span opened
 -- inside one of ours, e.g. an instrumented client call inside a provider_call); else the earliest run id
--- found in its trace; else its trace id (a trace without our spans is one run).
+-- found in its trace; else its trace id (a trace in which no span carries a run id is one run).
 
 -- oa_normalised_all(rid): the normalised fields, convention and base category of every stored row (not
 -- deduplicated; the base category does not yet turn root agents into runs).
