@@ -1,9 +1,10 @@
 """Human review and writer trust: the append-only product writes of proto/otel_agent/api/v1/review.proto.
 
-``write_review`` / ``write_trust`` take a DuckDB connection inside a transaction: the receiver runs them on its
-writer thread (``Writer.run_write``), ``otel-agent review`` runs them on the file directly when no receiver
-holds it. Either way one row is appended (to ``reviews`` or ``trusted_writers``); nothing is ever updated or
-deleted. A review stores a copy of the reviewed record as its view shows it just before the review.
+``write_review`` / ``write_trust`` take a DuckDB connection inside a transaction: ``otel-agent review`` runs them
+on the file directly when no receiver holds it. The receiver prepares a review (validation and the copy of the
+record) on a read cursor and runs only the INSERT on its writer thread (``Writer.run_write``). Either way one row
+is appended (to ``reviews`` or ``trusted_writers``); nothing is ever updated or deleted. A review stores a copy of
+the reviewed record as its view shows it just before the review.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def snapshot(con: duckdb.DuckDBPyConnection, kind: str, target_id: str) -> str |
     return rows[0][0] if rows else None
 
 
-def write_review(
+def prepare_review(
     con: duckdb.DuckDBPyConnection,
     target_kind: str,
     target_id: str,
@@ -112,9 +113,8 @@ def write_review(
     principal: str | None = None,
     now: _dt.datetime | None = None,
 ) -> ReviewRecord:
-    """Validate, copy the target record, append one row to ``reviews``. Raises before writing anything when the
-    kind, decision or reviewer is invalid (``InvalidPayloadError``) or the target does not exist
-    (``NotFoundError``)."""
+    """Validate and copy the target record (a read: any connection or cursor will do). Raises
+    ``InvalidPayloadError`` for an invalid kind, decision or reviewer and ``NotFoundError`` for an unknown id."""
     kind = canonical_kind(target_kind)
     target = _text(target_id, "target id", required=True)
     verdict = (decision or "").strip().lower()
@@ -126,13 +126,43 @@ def write_review(
     if copy is None:
         raise NotFoundError(f"no {kind} with id {target!r}: nothing was written")
     reviewed_at = now or _now()
-    record = ReviewRecord(_new_id("rev"), kind, target, verdict, who, why, _iso(reviewed_at), principal, copy)  # type: ignore[arg-type]
+    return ReviewRecord(_new_id("rev"), kind, target, verdict, who, why, _iso(reviewed_at), principal, copy)  # type: ignore[arg-type]
+
+
+def insert_review(con: duckdb.DuckDBPyConnection, record: ReviewRecord) -> ReviewRecord:
+    """Append a prepared review to ``reviews``."""
     con.execute(
         "INSERT INTO reviews (review_id, target_kind, target_id, decision, reviewer, reason, reviewed_at, principal,"
         " target_snapshot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [record.review_id, kind, target, verdict, who, why, reviewed_at, principal, copy],
+        [
+            record.review_id,
+            record.target_kind,
+            record.target_id,
+            record.decision,
+            record.reviewer,
+            record.reason,
+            _dt.datetime.fromisoformat(record.reviewed_at.replace("Z", "+00:00")),
+            record.principal,
+            record.target_snapshot_json,
+        ],
     ).fetchall()
     return record
+
+
+def write_review(
+    con: duckdb.DuckDBPyConnection,
+    target_kind: str,
+    target_id: str,
+    decision: str,
+    reviewer: str,
+    reason: str | None = None,
+    *,
+    principal: str | None = None,
+    now: _dt.datetime | None = None,
+) -> ReviewRecord:
+    """Validate, copy the target record, append one row to ``reviews`` (nothing is written on an error)."""
+    record = prepare_review(con, target_kind, target_id, decision, reviewer, reason, principal=principal, now=now)
+    return insert_review(con, record)
 
 
 @dataclass
@@ -182,9 +212,12 @@ class ReviewService:
         from otel_agent.api.v1 import review_pb2
 
         who = self.auth.authenticate(authorization, "review")
-        record = self.writer.run_write(
-            lambda con: write_review(
-                con,
+        # The lookup reads the derived views (on a large store, a second or so): it runs on a cursor, beside the
+        # writer, and only the INSERT goes through the writer thread, so ingestion is not held up.
+        cursor = self.writer.con.cursor()
+        try:
+            record = prepare_review(
+                cursor,
                 request.target_kind,
                 request.target_id,
                 request.decision,
@@ -192,7 +225,9 @@ class ReviewService:
                 request.reason,
                 principal=who.name,
             )
-        )
+        finally:
+            cursor.close()
+        self.writer.run_write(lambda con: insert_review(con, record))
         fields = record.as_dict()
         fields["reason"] = fields["reason"] or ""
         fields["principal"] = fields["principal"] or ""
