@@ -22,6 +22,9 @@ from otel_agent.store.database import SCHEMA_VERSION, apply_derived
 
 RAW_TABLES = ("spans", "span_events", "span_links", "logs", "metric_points")
 META_TABLE = "otel_agent_meta"
+PRODUCT_TABLES = ("reviews", "trusted_writers")
+"""Tables the product itself writes (append-only), created by the derived SQL; a review lands in the one
+shard whose receiver (or file) took it, so merged queries see the union."""
 
 
 class ShardAttachError(OtelAgentError):
@@ -79,6 +82,15 @@ def union_sql(table: str, n: int) -> str:
     return " UNION ALL BY NAME ".join(f"SELECT * FROM {_alias(i)}.main.{table}" for i in range(n))
 
 
+def _tables_in_every_shard(con: duckdb.DuckDBPyConnection, n: int) -> set[str]:
+    rows = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name LIKE 'shard%' "
+        "GROUP BY table_name HAVING count(DISTINCT database_name) = ?",
+        [n],
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def attach_shards(paths: list[str]) -> duckdb.DuckDBPyConnection:
     """An in-memory connection with each path attached read-only and the raw tables and derived SQL over all."""
     seen: dict[str, str] = {}
@@ -96,6 +108,10 @@ def attach_shards(paths: list[str]) -> duckdb.DuckDBPyConnection:
             con.execute(f"CREATE VIEW {table} AS {union_sql(table, len(paths))}")
         # The store's facts (schema version); the same in every shard, checked above.
         con.execute(f"CREATE VIEW {META_TABLE} AS SELECT * FROM {_alias(0)}.main.{META_TABLE}")
+        present = _tables_in_every_shard(con, len(paths))
+        for table in PRODUCT_TABLES:
+            if table in present:  # materialised, so the derived SQL's CREATE TABLE IF NOT EXISTS keeps it
+                con.execute(f"CREATE TABLE {table} AS {union_sql(table, len(paths))}")
         apply_derived(con)
     except BaseException:
         con.close()

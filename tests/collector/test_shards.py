@@ -41,6 +41,21 @@ def test_shards_are_queried_as_one(make_receiver, tmp_path):
     assert run_sql("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'", paths).rows == [("1",)]
 
 
+def test_product_tables_are_merged_too(make_receiver, tmp_path):
+    """Reviews and writer-trust changes live in the shard that took them; merged queries see them all."""
+    paths, _ = closed_shards(make_receiver, tmp_path, n=2)
+    for i, path in enumerate(paths):
+        con = duckdb.connect(path)
+        con.execute(
+            "INSERT INTO reviews VALUES (?, 'claim', ?, 'annotate', 'alice', 'note', now(), NULL, NULL)",
+            [f"rev_{i}", f"claim_{i}"],
+        )
+        con.close()
+    merged = run_sql("SELECT review_id, target_id FROM reviews ORDER BY review_id", paths)
+    assert merged.rows == [("rev_0", "claim_0"), ("rev_1", "claim_1")]
+    assert run_sql("SELECT count(*) FROM trusted_writers", paths).rows == [(0,)]
+
+
 def test_a_file_given_twice_is_refused(make_receiver, tmp_path):
     paths, _ = closed_shards(make_receiver, tmp_path)
     with pytest.raises(ShardAttachError, match="given twice"):
