@@ -8,10 +8,14 @@
 -- classified_spans), or of the trace whose id is rid (a third-party run is named by its trace id).
 -- rid NULL: all spans.
 CREATE OR REPLACE MACRO oa_scoped_spans(rid) AS TABLE
+-- two branches, one of which a constant rid empties at planning time (an "rid IS NULL OR ..." filter would
+-- leave the subquery in the plan of the all-runs views)
+SELECT * FROM spans WHERE rid IS NULL
+UNION ALL
 SELECT *
 FROM spans
-WHERE rid IS NULL
-   OR trace_id IN (
+WHERE rid IS NOT NULL
+  AND trace_id IN (
         SELECT trace_id FROM spans
         WHERE trace_id = rid
            OR (
@@ -20,7 +24,7 @@ WHERE rid IS NULL
                 (contains(CAST(attributes AS VARCHAR), rid) OR regexp_matches(rid, '["\\/\x00-\x1f]'))
                 AND attributes->>'otel_agent.run.id' = rid
            )
-   );
+  );
 
 -- oa_span_fields_all(rid): every stored row, not yet deduplicated (for views that filter first, then
 -- deduplicate the few rows they keep); oa_span_fields(rid): one row per span.

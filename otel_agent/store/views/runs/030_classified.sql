@@ -196,6 +196,9 @@ WITH c AS MATERIALIZED (
     FROM oa_normalised_all(rid)
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 ),
+parents AS MATERIALIZED (
+    SELECT trace_id, span_id, base_category, own_run_id FROM c
+),
 trace_runs AS (
     SELECT trace_id, arg_min(own_run_id, start_time) AS trace_run_id
     FROM c
@@ -246,7 +249,7 @@ j AS (
         p.own_run_id AS parent_run_id,
         tr.trace_run_id
     FROM c
-    LEFT JOIN c AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
+    LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
     LEFT JOIN nested_usage AS n ON n.trace_id = c.trace_id AND n.parent_span_id = c.span_id
 )
