@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from otel_agent.cli.main import cli
@@ -82,7 +83,7 @@ def test_metrics(demo_store: Path) -> None:
     rows = json.loads(invoke("metrics", RUN_ID, "--db", str(demo_store), "--format", "json"))
     values = {r["metric"]: r["value"] for r in rows}
     assert values["usage.provider_calls"] == 5 and values["reliability.guard_blocks"] == 1
-    assert values["cost.total_usd"] == 0.01
+    assert values["cost.total_usd"] == pytest.approx(0.01)
     assert {r["unit"] for r in rows} == {"USD", "{count}", "{token}", "ms"}
 
 
