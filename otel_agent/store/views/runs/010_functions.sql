@@ -1,8 +1,8 @@
 -- Scalar helpers used by the run views. Prefix oa_ marks them as internal (they may change).
 
--- An attribute value (extracted as text) as a non-negative integer count; NULL when absent or not a number.
-CREATE OR REPLACE MACRO oa_count(v) AS
-    CASE WHEN TRY_CAST(v AS DOUBLE) >= 0 THEN CAST(round(TRY_CAST(v AS DOUBLE)) AS BIGINT) END;
+-- An attribute value (extracted as text) as a non-negative integer count; NULL when absent, negative or not a
+-- number ('12', '12.0' and '1.2e1' read 12). v appears once: macro arguments are expanded where they appear.
+CREATE OR REPLACE MACRO oa_count(v) AS nullif(greatest(TRY_CAST(v AS BIGINT), -1), -1);
 
 -- Text attribute, with '' treated as absent.
 CREATE OR REPLACE MACRO oa_text(v) AS nullif(v, '');
