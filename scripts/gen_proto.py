@@ -1,7 +1,7 @@
 """Regenerate the Python code for the project's own API from proto/ into otel_agent/api/.
 
-    python scripts/gen_proto.py            # write the generated files
-    python scripts/gen_proto.py --check    # exit 1 if the committed files are stale (used by a test)
+python scripts/gen_proto.py            # write the generated files
+python scripts/gen_proto.py --check    # exit 1 if the committed files are stale (used by a test)
 """
 
 from __future__ import annotations
