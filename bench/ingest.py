@@ -127,7 +127,7 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
             return True
 
     lock = threading.Lock()
-    state = {"next": 0, "acked": 0, "retries": 0, "lat": []}
+    state = {"next": 0, "acked": 0, "retries": 0, "lat": [], "when": []}
     ready.put(seed)
     start_at = go.get()
     while time.time() < start_at:
@@ -159,13 +159,14 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
             with lock:
                 state["acked"] += spans
                 state["lat"].append(dt)
+                state["when"].append(time.time() - start_at - dt)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(inflight)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    out.put({"acked": state["acked"], "retries": state["retries"], "lat": state["lat"],
+    out.put({"acked": state["acked"], "retries": state["retries"], "lat": state["lat"], "when": state["when"],
              "ran_out": state["next"] >= len(payloads)})  # fmt: skip
 
 
@@ -217,6 +218,11 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
     elapsed = args.duration
     acked = sum(r["acked"] for r in results)
     lat = sorted(x for r in results for x in r["lat"])
+    if args.latency_log:
+        with open(f"{args.latency_log}.{kind}-{int(rate)}.tsv", "w") as f:
+            for r in results:
+                for when, dt in zip(r["when"], r["lat"], strict=True):
+                    f.write(f"{when:.3f}\t{dt * 1000:.1f}\n")
     t_stop = time.perf_counter()
     receiver.stop()
     stop_s = time.perf_counter() - t_stop
@@ -270,6 +276,7 @@ def main() -> None:
     ap.add_argument("--warmup-s", type=float, default=1.0)
     ap.add_argument("--receiver-args", default="", help="extra arguments for otel-agent serve")
     ap.add_argument("--json", action="store_true", help="print results as JSON too")
+    ap.add_argument("--latency-log", default="", help="write each request's start offset and latency to PATH.*.tsv")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="otel-agent-bench-")
     rows = []
