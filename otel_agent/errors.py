@@ -37,6 +37,10 @@ class ShuttingDownError(OtelAgentError):
     """The receiver is stopping and accepts nothing new (503 / UNAVAILABLE)."""
 
 
+class DecoderUnavailableError(OtelAgentError):
+    """A decode worker died while holding the request; the workers are being replaced (503 / UNAVAILABLE)."""
+
+
 class StorageError(OtelAgentError):
     """The commit to DuckDB failed; nothing of the request was acknowledged (503 / UNAVAILABLE)."""
 
@@ -90,6 +94,7 @@ _MAPPING: dict[type[OtelAgentError], StatusMapping] = {
     QueueFullError: StatusMapping("RESOURCE_EXHAUSTED", 8, 429, True),
     ShuttingDownError: StatusMapping("UNAVAILABLE", 14, 503, True),
     StorageError: StatusMapping("UNAVAILABLE", 14, 503, True),
+    DecoderUnavailableError: StatusMapping("UNAVAILABLE", 14, 503, True),
     UnauthenticatedError: StatusMapping("UNAUTHENTICATED", 16, 401, False),
     PermissionDeniedError: StatusMapping("PERMISSION_DENIED", 7, 403, False),
 }

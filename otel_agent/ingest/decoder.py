@@ -7,14 +7,19 @@ of taking turns with them; the embedded exporter decodes inline. Both call the s
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
+import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol
 
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.decode import decode_payload
 from otel_agent.fold.redact import Redactor, Rule
+
+log = logging.getLogger(__name__)
 
 
 class Decoder(Protocol):
@@ -59,19 +64,53 @@ def _decode_in_worker(signal: str, fmt: str, payload: bytes, principal: str | No
 
 
 class ProcessDecoder:
-    """Decodes in ``workers`` spawned processes (spawn, not fork: the parent runs gRPC threads)."""
+    """Decodes in ``workers`` spawned processes (spawn, not fork: the parent runs gRPC threads).
+
+    A worker that dies (killed, out of memory) breaks a ``ProcessPoolExecutor`` for good; the pool is then
+    replaced, so the requests that were in it get a retryable error (see ``IngestPipeline``) and the next
+    ones are decoded by fresh workers.
+    """
 
     def __init__(self, rules: tuple[Rule, ...], workers: int) -> None:
+        self._rules = rules
+        self._workers = workers
+        self._lock = threading.Lock()
+        self.restarts = 0
+        self.pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("spawn")
-        self.pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(rules,)
+        pool = ProcessPoolExecutor(
+            max_workers=self._workers, mp_context=ctx, initializer=_init_worker, initargs=(self._rules,)
         )
         # Start the workers now, not on the first request.
-        for f in [self.pool.submit(_init_worker, rules) for _ in range(workers)]:
+        for f in [pool.submit(_init_worker, self._rules) for _ in range(self._workers)]:
             f.result()
+        return pool
+
+    def _replace(self, broken: ProcessPoolExecutor) -> ProcessPoolExecutor:
+        with self._lock:
+            if self.pool is broken:
+                log.warning("a decode worker died; starting a new pool of %d workers", self._workers)
+                broken.shutdown(wait=False, cancel_futures=True)
+                self.pool = self._new_pool()
+                self.restarts += 1
+            return self.pool
 
     def submit(self, signal: str, fmt: str, payload: bytes, principal: str | None) -> Future[FoldedBatch]:
-        return self.pool.submit(_decode_in_worker, signal, fmt, payload, principal, _now_us())
+        pool = self.pool
+        try:
+            fut = pool.submit(_decode_in_worker, signal, fmt, payload, principal, _now_us())
+        except BrokenProcessPool:
+            pool = self._replace(pool)
+            fut = pool.submit(_decode_in_worker, signal, fmt, payload, principal, _now_us())
+
+        def replace_if_broken(done: Future[FoldedBatch]) -> None:
+            if isinstance(done.exception(), BrokenProcessPool):
+                threading.Thread(target=self._replace, args=(pool,), daemon=True).start()
+
+        fut.add_done_callback(replace_if_broken)
+        return fut
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=False)

@@ -6,6 +6,9 @@ bytes and headers into a call and the call's outcome into their own status codes
 
 from __future__ import annotations
 
+from concurrent.futures.process import BrokenProcessPool
+
+from otel_agent.errors import DecoderUnavailableError
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.ingest.decoder import Decoder
 from otel_agent.ingest.writer import Writer
@@ -24,6 +27,9 @@ class IngestPipeline:
         admission = self.writer.admit(len(payload))
         try:
             batch = self.decoder.submit(signal, fmt, payload, principal.name).result()
+        except BrokenProcessPool as exc:
+            self.writer.release(admission)
+            raise DecoderUnavailableError("a decode worker died; retry") from exc
         except BaseException:
             self.writer.release(admission)
             raise

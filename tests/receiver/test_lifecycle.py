@@ -164,3 +164,22 @@ def test_embedded_exporter_writes_what_the_receiver_writes(make_receiver, tmp_pa
     assert con.execute("SELECT * FROM span_links").fetchall() == links_r
     con.close()
     assert len(via_receiver) == 2 and '"api_key"' not in via_receiver[0][8] + via_receiver[1][8]
+
+
+def test_a_dead_decode_worker_is_replaced(make_receiver):
+    """A killed decode worker costs at most a retryable reply; the SDK exporter's retry then lands."""
+    import psutil
+    from opentelemetry.sdk.trace.export import SpanExportResult
+
+    receiver = make_receiver(decode_workers=2)
+    workers = [p for p in psutil.Process().children(recursive=True) if "spawn_main" in " ".join(p.cmdline())]
+    assert len(workers) == 2
+    for w in workers:
+        w.kill()
+        w.wait(10)
+    spans = make_spans()
+    exporter = OTLPSpanExporter(endpoint=receiver.grpc_address, insecure=True, timeout=30)
+    assert exporter.export(spans) == SpanExportResult.SUCCESS
+    exporter.shutdown()
+    assert rows(receiver, "SELECT count(*) FROM spans") == [(2,)]
+    assert receiver.decoder.restarts >= 1
