@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from otel_agent.errors import ConfigError
@@ -83,7 +83,6 @@ class ReceiverConfig:
     checkpoint_threshold: str = BY_NAME["checkpoint_threshold"].default
     memory_limit: str = BY_NAME["memory_limit"].default
     log_level: str = BY_NAME["log_level"].default
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def resolve(cls, **given: Any) -> ReceiverConfig:

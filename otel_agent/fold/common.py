@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,14 @@ def resource_scope(res: ResourceInfo, scope_container: Any, redactor: Redactor) 
     )
 
 
+def scope_digest(resource: Any, scope: Any) -> Any:
+    """MD5 state over a resource and a scope (deterministic protobuf). A record's content hash continues from
+    a ``copy()`` of it, so the resource and scope are hashed once per scope group, not once per record."""
+    digest = hashlib.md5(resource.SerializeToString(deterministic=True), usedforsecurity=False)
+    digest.update(scope.SerializeToString(deterministic=True))
+    return digest
+
+
 def extend_resource_scope(
     cols: dict[str, list], res: ResourceInfo, scope_container: Any, redactor: Redactor, n: int
 ) -> None:
@@ -144,19 +153,3 @@ RESOURCE_SCOPE_COLUMNS = (
     "scope_dropped_attributes_count",
     "scope_schema_url",
 )
-
-
-def id_hex(raw: bytes, size: int) -> str | None:
-    """Lowercase hex of an id of exactly ``size`` bytes and not all zeros; None when invalid."""
-    if len(raw) != size or not any(raw):
-        return None
-    return raw.hex()
-
-
-def optional_id_hex(raw: bytes, size: int) -> tuple[bool, str | None]:
-    """(valid, hex-or-None) for an id that may be absent (empty or all zeros means absent)."""
-    if not raw:
-        return True, None
-    if len(raw) != size:
-        return False, None
-    return True, (raw.hex() if any(raw) else None)

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import pyarrow as pa
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import plain
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import attrs_json, extend_resource_scope, fill_ingest_columns, resource_info, to_json
+from otel_agent.fold.common import (
+    attrs_json,
+    extend_resource_scope,
+    fill_ingest_columns,
+    resource_info,
+    scope_digest,
+    to_json,
+)
 from otel_agent.fold.redact import Redactor
 
 LOGS_SCHEMA = pa.schema(
@@ -48,9 +53,8 @@ def fold_logs(
     items = 0
     for rl in request.resource_logs:
         res = resource_info(rl, redactor)
-        res_bytes = rl.resource.SerializeToString(deterministic=True)
         for sl in rl.scope_logs:
-            scope_bytes = sl.scope.SerializeToString(deterministic=True)
+            base = scope_digest(rl.resource, sl.scope)
             n = 0
             for rec in sl.log_records:
                 cols["trace_id"].append(_optional_id(rec.trace_id, 16, "trace_id", items))
@@ -66,8 +70,7 @@ def fold_logs(
                 cols["body"].append(to_json(plain(rec.body)) if rec.HasField("body") else None)
                 cols["attributes"].append(attrs_json(rec.attributes, redactor))
                 cols["dropped_attributes_count"].append(rec.dropped_attributes_count)
-                digest = hashlib.md5(res_bytes, usedforsecurity=False)
-                digest.update(scope_bytes)
+                digest = base.copy()
                 digest.update(rec.SerializeToString(deterministic=True))
                 cols["content_hash"].append(digest.hexdigest())
             extend_resource_scope(cols, res, sl, redactor, n)

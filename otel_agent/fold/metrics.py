@@ -3,7 +3,6 @@ histogram, summary: one row per data point)."""
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +15,7 @@ from otel_agent.fold.common import (
     extend_resource_scope,
     fill_ingest_columns,
     resource_info,
+    scope_digest,
     to_json,
 )
 from otel_agent.fold.redact import Redactor
@@ -145,9 +145,8 @@ def fold_metrics(
     items = 0
     for rm in request.resource_metrics:
         res = resource_info(rm, redactor)
-        res_bytes = rm.resource.SerializeToString(deterministic=True)
         for sm in rm.scope_metrics:
-            scope_bytes = sm.scope.SerializeToString(deterministic=True)
+            base = scope_digest(rm.resource, sm.scope)
             n = 0
             for metric in sm.metrics:
                 mtype = metric.WhichOneof("data")
@@ -175,8 +174,7 @@ def fold_metrics(
                         cols[name].append(values.get(name))
                     cols["flags"].append(p.flags)
                     cols["attributes"].append(attrs_json(p.attributes, redactor))
-                    digest = hashlib.md5(res_bytes, usedforsecurity=False)
-                    digest.update(scope_bytes)
+                    digest = base.copy()
                     digest.update(head)
                     digest.update(p.SerializeToString(deterministic=True))
                     cols["content_hash"].append(digest.hexdigest())

@@ -136,6 +136,7 @@ def build_app(
                 "items_committed": writer.stats.items,
                 "commit_seconds": round(writer.stats.commit_seconds, 3),
                 "refused": writer.stats.refused,
+                "failed_group_commits": writer.stats.failed_commits,
                 "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
             }
         )

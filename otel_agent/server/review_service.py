@@ -10,7 +10,6 @@ the reviewed record as its view shows it just before the review.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -243,7 +242,3 @@ class ReviewService:
             )
         )
         return review_pb2.WriterTrustResponse(change_id=change.change_id, changed_at=change.changed_at)
-
-
-def review_json(record: ReviewRecord) -> str:
-    return json.dumps(record.as_dict(), indent=2)
