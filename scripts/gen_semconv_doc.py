@@ -187,6 +187,9 @@ def render(registry: dict[str, Any]) -> str:
         s = spans[kind]
         out.append(f"### `{kind}`\n")
         out.append(f"Span name `{s['name']}`, kind {s['kind']}, emitted by `{s['helper']}`. {s['description']}\n")
+        if "record_id" in s:
+            ref = f"; `spans.record_ref` ← `{s['record_ref']}`" if "record_ref" in s else ""
+            out.append(f"Stored also as typed columns: `spans.record_id` ← `{s['record_id']}`{ref}.\n")
         out.append("| Attribute | Type | Requirement |")
         out.append("| --- | --- | --- |")
         for entry in s["attributes"]:

@@ -55,6 +55,19 @@ def map_json(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> by
     return _dumps(redactor.apply({key: decode(raw, redactor) for key, raw in attributes.items()}))
 
 
+def map_dict(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> dict[str, Any]:
+    """A shadow-parsed attribute map as a dict of plain values, after redaction (``dumps`` gives its JSON)."""
+    if not attributes:
+        return {}
+    decode = values.decode
+    return redactor.apply({key: decode(raw, redactor) for key, raw in attributes.items()})
+
+
+def dumps(value: Any) -> bytes:
+    """JSON text of a plain value, keys sorted (the form every JSON column is stored in)."""
+    return _dumps(value) if value else EMPTY_OBJECT
+
+
 def attrs_dict(kvs: Any, redactor: Redactor) -> dict[str, Any]:
     """A repeated ``KeyValue`` field as a dict, for nesting inside other JSON values."""
     return redactor.apply({kv.key: plain(kv.value, redactor) for kv in kvs})

@@ -14,7 +14,8 @@ import pyarrow as pa
 from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import RawValueDecoder
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
-from otel_agent.fold.common import extend_resource_scope, fill_ingest_columns, map_json, resource_info
+from otel_agent.fold.common import dumps, extend_resource_scope, fill_ingest_columns, map_dict, map_json, resource_info
+from otel_agent.fold.promoted import PROMOTED_COLUMNS, RECORD_KIND_KEY, RUN_ID_KEY, as_text, promote, record_keys
 from otel_agent.fold.redact import Redactor
 
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
@@ -40,6 +41,8 @@ SPANS_SCHEMA = pa.schema(
         pa.field("dropped_links_count", pa.uint32()),
         *RESOURCE_SCOPE_FIELDS,
         *INGEST_FIELDS,
+        # promoted attributes (fold/promoted.py), last so that stores migrated from schema 1 have the same order
+        *(pa.field(name, pa.string()) for name in PROMOTED_COLUMNS),
     ]
 )
 
@@ -107,6 +110,8 @@ def fold_traces(
         c_de,
         c_dl,
     ) = (cols[n] for n in _SPAN_OWN)
+    c_run, c_rkind, c_rid, c_rref = (cols[n] for n in PROMOTED_COLUMNS)
+    keys = record_keys()
     items = rejected = 0
     errors: list[str] = []
     for rs in request.resource_spans:
@@ -169,7 +174,21 @@ def fold_traces(
                 code = status.code
                 c_sc.append(STATUS_CODES[code] if 0 <= code < 3 else str(code))
                 c_sm.append(status.message)
-                c_attr.append(map_json(span.attributes, redactor, values))
+                attributes = map_dict(span.attributes, redactor, values)
+                c_attr.append(dumps(attributes))
+                # promoted columns; the inline test is the common case of a span that is no record of ours
+                if RECORD_KIND_KEY in attributes:
+                    run_id, record_kind, record_id, record_ref = promote(attributes, keys)
+                    c_run.append(run_id)
+                    c_rkind.append(record_kind)
+                    c_rid.append(record_id)
+                    c_rref.append(record_ref)
+                else:
+                    run_id = attributes.get(RUN_ID_KEY)
+                    c_run.append(run_id if run_id is None or type(run_id) is str else as_text(run_id))
+                    c_rkind.append(None)
+                    c_rid.append(None)
+                    c_rref.append(None)
                 c_da.append(span.dropped_attributes_count)
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)

@@ -5,12 +5,16 @@ Schema (version 1)::
     {"schema_version": 1, "prefix": "otel_agent.",
      "attributes": [{"name", "type", "requirement_level", "description", "example", "standard",
                      "applies_to"}],
-     "spans":  [{"record_kind", "helper", "name", "kind", "description", "attributes", "events", "links"}],
+     "spans":  [{"record_kind", "record_id"?, "record_ref"?, "helper", "name", "kind", "description",
+                 "attributes", "events", "links"}],
      "events": [{"name", "description", "attributes"}],
      "links":  [{"from", "to", "attributes", "description"}],
      "carrier": {"keys": [...], "description"}}
 
 ``type`` is an OpenTelemetry attribute type: ``string``, ``int``, ``double``, ``boolean`` or ``string[]``.
+``record_id`` / ``record_ref`` name the attribute holding the record's own id and the id of the record it
+points at; the receiver copies them into the typed ``spans.record_id`` / ``spans.record_ref`` columns
+(``otel_agent.fold.promoted``).
 ``requirement_level`` is ``required``, ``conditionally_required``, ``recommended`` or ``opt_in``.
 """
 

@@ -7,10 +7,12 @@ from pathlib import Path
 import duckdb
 
 from otel_agent.errors import SchemaVersionError
+from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
 from otel_agent.store.prices import load_prices
 from otel_agent.store.sql_files import ordered_sql
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py)."""
 
 # A larger checkpoint threshold keeps checkpoints off the ingest path (REFERENCE §5: 16 MB default cost
 # 26 µs/span with 1.7 s worst commits; 256 MB gave 8.9 µs/span, at the price of a longer WAL replay).
@@ -30,7 +32,35 @@ def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
     return row[0][0] if row else None
 
 
-def check_version(con: duckdb.DuckDBPyConnection, path: str | Path) -> bool:
+def _migrate_1_to_2(con: duckdb.DuckDBPyConnection) -> None:
+    """Add the promoted span columns and fill them from the JSON the rows already hold."""
+    for name in PROMOTED_COLUMNS:
+        con.execute(f"ALTER TABLE spans ADD COLUMN {name} VARCHAR")
+    con.execute(backfill_sql())
+
+
+MIGRATIONS = {"1": ("2", _migrate_1_to_2)}
+"""stored version → (next version, step). Applied in one transaction when a store is opened for writing."""
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+    """Bring a store of an older schema version up to ``SCHEMA_VERSION`` (no-op when it is current)."""
+    version = _stored_version(con)
+    if version == SCHEMA_VERSION or version not in MIGRATIONS:
+        return
+    con.execute("BEGIN")
+    try:
+        while version in MIGRATIONS:
+            version, step = MIGRATIONS[version]
+            step(con)
+        con.execute("UPDATE otel_agent_meta SET value = ? WHERE key = 'schema_version'", [version])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def check_version(con: duckdb.DuckDBPyConnection, path: str | Path, *, read_only: bool = True) -> bool:
     """True when the file already holds our schema; raise when it holds another version or other data."""
     version = _stored_version(con)
     if version is None:
@@ -38,11 +68,16 @@ def check_version(con: duckdb.DuckDBPyConnection, path: str | Path) -> bool:
         if others and others[0][0]:
             raise SchemaVersionError(f"{path} is a DuckDB file with tables but not an otel_agent store")
         return False
+    if version in MIGRATIONS and not read_only:
+        return True  # open_store migrates it
     if version != SCHEMA_VERSION:
+        hint = (
+            "Open it once for writing (e.g. `otel-agent serve`) to migrate it. "
+            if version in MIGRATIONS
+            else "Open it with the otel_agent release that wrote it, or start a new file."
+        )
         raise SchemaVersionError(
-            f"{path} has otel_agent schema version {version}; "
-            f"this otel_agent reads version {SCHEMA_VERSION}. "
-            "Open it with the otel_agent release that wrote it, or start a new file."
+            f"{path} has otel_agent schema version {version}; this otel_agent reads version {SCHEMA_VERSION}. " + hint
         )
     return True
 
@@ -79,7 +114,8 @@ def open_store(
         config["memory_limit"] = memory_limit
     con = duckdb.connect(path, config=config)
     try:
-        existed = check_version(con, path)
+        existed = check_version(con, path, read_only=False)
+        migrate(con, path)
         con.execute("BEGIN")
         for _name, sql in ordered_sql("schema"):
             con.execute(sql)

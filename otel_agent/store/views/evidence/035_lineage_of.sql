@@ -1,8 +1,9 @@
 -- claim_lineage_of(claim_id): the rows of `claim_lineage WHERE claim_id = ?`, computed for that claim only
--- (docs/views-evidence.md). The view derives every claim's support before filtering; this macro reads only
--- record spans whose JSON text contains the ids it follows (claim → citations → evidence → sources), parses
--- just those, and judges the one claim with the same rules as claim_support. tests/derived_evidence checks
--- that both give the same rows. Assumes record ids are unique per kind (as the instrumentation mints them).
+-- (docs/views-evidence.md). The view derives every claim's support before filtering; this macro follows the
+-- ids (claim → citations → evidence → sources) through the typed record_kind / record_id / record_ref columns
+-- (fold/promoted.py), parses the JSON of just the records it finds, and judges the one claim with the same
+-- rules as claim_support. tests/derived_evidence checks that both give the same rows. Assumes record ids are
+-- unique per kind (as the instrumentation mints them).
 
 CREATE OR REPLACE MACRO claim_lineage_of(wanted) AS TABLE
 WITH
@@ -16,17 +17,10 @@ claim_spans AS MATERIALIZED (
                '$."otel_agent.citation.evidence_id"', '$."otel_agent.citation.text"',
                '$."otel_agent.citation.status"']) AS a,
            trace_id, span_id, start_time
-    FROM (
-        -- One scan per name: a plain equality on name lets DuckDB skip the JSON of other spans (an OR or IN does
-        -- not); the needle comes from a subquery so that it is tested after the name, not on every row in the scan.
-        SELECT * FROM spans s
-        WHERE name = 'otel_agent.claim'
-          AND contains(s.attributes, (SELECT to_json(wanted::VARCHAR)::VARCHAR))
-        UNION ALL
-        SELECT * FROM spans s
-        WHERE name = 'otel_agent.citation'
-          AND contains(s.attributes, (SELECT to_json(wanted::VARCHAR)::VARCHAR))
-    )
+    FROM spans
+    -- record_id / record_ref: the typed copies of the claim's id and of the citation's claim id (fold/promoted.py)
+    WHERE (name = 'otel_agent.claim' AND record_kind = 'claim' AND record_id = wanted)
+       OR (name = 'otel_agent.citation' AND record_kind = 'citation' AND record_ref = wanted)
 ),
 c AS (
     SELECT a[2] AS claim_id, a[3] AS text, a[4] AS confidence, a[5] AS artifact_version_id, a[6] AS run_id,
@@ -43,7 +37,7 @@ ci AS (
     QUALIFY row_number() OVER (PARTITION BY citation_id ORDER BY recorded_at, trace_id, span_id) = 1
 ),
 wanted_evidence AS (
-    SELECT DISTINCT evidence_id, to_json(evidence_id)::VARCHAR AS needle FROM ci WHERE evidence_id IS NOT NULL
+    SELECT DISTINCT evidence_id FROM ci WHERE evidence_id IS NOT NULL
 ),
 -- 2. the cited evidence: our records, and retrieval documents of other conventions ('retrieval:<trace>:<span>:<n>')
 evidence_spans AS MATERIALIZED (
@@ -52,10 +46,9 @@ evidence_spans AS MATERIALIZED (
                '$."otel_agent.evidence.excerpt"', '$."otel_agent.evidence.confidence"',
                '$."otel_agent.evidence.supports_step"', '$."otel_agent.run.id"', '$."otel_agent.step.id"']) AS a,
            trace_id, span_id, start_time
-    FROM spans s
-    WHERE name = 'otel_agent.evidence_item'
-      AND list_bool_or(list_transform((SELECT coalesce(list(needle), []) FROM wanted_evidence),
-                                      lambda n: contains(s.attributes, n)))
+    FROM spans
+    WHERE name = 'otel_agent.evidence_item' AND record_kind = 'evidence_item'
+      AND record_id IN (SELECT evidence_id FROM wanted_evidence)
 ),
 documents AS MATERIALIZED (
     SELECT *
@@ -88,7 +81,7 @@ evidence_reviewed AS (
 ),
 -- 3. their sources
 wanted_sources AS (
-    SELECT DISTINCT source_id, to_json(source_id)::VARCHAR AS needle FROM evidence WHERE source_id IS NOT NULL
+    SELECT DISTINCT source_id FROM evidence WHERE source_id IS NOT NULL
 ),
 source_spans AS MATERIALIZED (
     SELECT json_extract_string(attributes, [
@@ -96,10 +89,9 @@ source_spans AS MATERIALIZED (
                '$."otel_agent.source.title"', '$."otel_agent.source.provider"',
                '$."otel_agent.source.retrieved_at"']) AS a,
            trace_id, span_id, start_time
-    FROM spans s
-    WHERE name = 'otel_agent.source'
-      AND list_bool_or(list_transform((SELECT coalesce(list(needle), []) FROM wanted_sources),
-                                      lambda n: contains(s.attributes, n)))
+    FROM spans
+    WHERE name = 'otel_agent.source' AND record_kind = 'source'
+      AND record_id IN (SELECT source_id FROM wanted_sources)
 ),
 sources_found AS (
     SELECT * FROM (

@@ -9,22 +9,14 @@
 -- rid NULL: all spans.
 CREATE OR REPLACE MACRO oa_scoped_spans(rid) AS TABLE
 -- two branches, one of which a constant rid empties at planning time (an "rid IS NULL OR ..." filter would
--- leave the subquery in the plan of the all-runs views)
+-- leave the subquery in the plan of the all-runs views). run_id is the typed copy of otel_agent.run.id made at
+-- fold time (fold/promoted.py): finding a run's traces reads that column, not the JSON of every span.
 SELECT * FROM spans WHERE rid IS NULL
 UNION ALL
 SELECT *
 FROM spans
 WHERE rid IS NOT NULL
-  AND trace_id IN (
-        SELECT trace_id FROM spans
-        WHERE trace_id = rid
-           OR (
-                -- a plain substring test first (a third cheaper than parsing the JSON of every span); it
-                -- is skipped for ids that JSON would escape
-                (contains(CAST(attributes AS VARCHAR), rid) OR regexp_matches(rid, '["\\/\x00-\x1f]'))
-                AND attributes->>'otel_agent.run.id' = rid
-           )
-  );
+  AND trace_id IN (SELECT trace_id FROM spans WHERE trace_id = rid OR run_id = rid);
 
 -- oa_span_fields_all(rid): every stored row, not yet deduplicated (for views that filter first, then
 -- deduplicate the few rows they keep); oa_span_fields(rid): one row per span.
