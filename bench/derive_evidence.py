@@ -28,6 +28,7 @@ from pathlib import Path
 
 import duckdb
 
+from otel_agent.fold.promoted import backfill_sql
 from otel_agent.store.database import open_store
 
 T0 = "TIMESTAMP_NS '2026-03-01 00:00:00'"
@@ -185,6 +186,9 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
     )
     # Rows in arrival order: a live receiver stores spans roughly by end time.
     con.execute(f"INSERT INTO spans BY NAME SELECT {COMMON} FROM ({union}) ORDER BY end_time, span_id")
+    # the typed columns the receiver's fold fills (run_id, record_kind, record_id, record_ref), by the same rule
+    # in SQL (tests/derived_evidence/test_promoted_columns.py checks the two agree)
+    con.execute(backfill_sql())
     con.execute("CHECKPOINT")
 
 

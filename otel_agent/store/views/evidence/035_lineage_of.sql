@@ -17,26 +17,30 @@ claim_spans AS MATERIALIZED (
                '$."otel_agent.citation.evidence_id"', '$."otel_agent.citation.text"',
                '$."otel_agent.citation.status"']) AS a,
            trace_id, span_id, start_time
-    FROM spans
-    -- record_id / record_ref: the typed copies of the claim's id and of the citation's claim id (fold/promoted.py)
-    WHERE (name = 'otel_agent.claim' AND record_kind = 'claim' AND record_id = wanted)
-       OR (name = 'otel_agent.citation' AND record_kind = 'citation' AND record_ref = wanted)
+    FROM (
+        -- record_id / record_ref: the typed copies of the claim's id and of the citation's claim id
+        -- (fold/promoted.py). One scan per kind: equalities joined by AND are pushed into the scan, so the JSON
+        -- of other spans is never read (an OR of the two is applied after the scan, to every row's JSON).
+        SELECT * FROM spans WHERE name = 'otel_agent.claim' AND record_kind = 'claim' AND record_id = wanted
+        UNION ALL
+        SELECT * FROM spans WHERE name = 'otel_agent.citation' AND record_kind = 'citation' AND record_ref = wanted
+    )
 ),
-c AS (
+c AS MATERIALIZED (
     SELECT a[2] AS claim_id, a[3] AS text, a[4] AS confidence, a[5] AS artifact_version_id, a[6] AS run_id,
            trace_id, span_id, start_time AS recorded_at
     FROM claim_spans
     WHERE name = 'otel_agent.claim' AND a[1] = 'claim' AND a[2] = wanted
     QUALIFY row_number() OVER (ORDER BY recorded_at, trace_id, span_id) = 1
 ),
-ci AS (
+ci AS MATERIALIZED (
     SELECT a[7] AS citation_id, a[8] AS claim_id, a[9] AS evidence_id, a[10] AS citation_text, a[11] AS status,
            trace_id, span_id, start_time AS recorded_at
     FROM claim_spans
     WHERE name = 'otel_agent.citation' AND a[1] = 'citation' AND a[8] = wanted AND a[7] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY citation_id ORDER BY recorded_at, trace_id, span_id) = 1
 ),
-wanted_evidence AS (
+wanted_evidence AS MATERIALIZED (
     SELECT DISTINCT evidence_id FROM ci WHERE evidence_id IS NOT NULL
 ),
 -- 2. the cited evidence: our records, and retrieval documents of other conventions ('retrieval:<trace>:<span>:<n>')
@@ -58,7 +62,7 @@ documents AS MATERIALIZED (
         FROM wanted_evidence
         WHERE starts_with(evidence_id, 'retrieval:')))
 ),
-evidence AS (
+evidence AS MATERIALIZED (
     SELECT * FROM (
         SELECT a[2] AS evidence_id, a[3] AS source_id, a[4] AS excerpt, a[5] AS confidence, NULL::DOUBLE AS score,
                'otel_agent' AS origin, a[7] AS run_id, a[8] AS step_id, a[6] AS supports_step,
@@ -74,13 +78,13 @@ evidence AS (
     )
     QUALIFY row_number() OVER (PARTITION BY evidence_id ORDER BY recorded_at, trace_id, span_id) = 1
 ),
-evidence_reviewed AS (
+evidence_reviewed AS MATERIALIZED (
     SELECT e.*, coalesce(r.status, 'unreviewed') AS status
     FROM evidence e
     LEFT JOIN review_status r ON r.target_kind = 'evidence_item' AND r.target_id = e.evidence_id
 ),
 -- 3. their sources
-wanted_sources AS (
+wanted_sources AS MATERIALIZED (
     SELECT DISTINCT source_id FROM evidence WHERE source_id IS NOT NULL
 ),
 source_spans AS MATERIALIZED (
@@ -93,7 +97,7 @@ source_spans AS MATERIALIZED (
     WHERE name = 'otel_agent.source' AND record_kind = 'source'
       AND record_id IN (SELECT source_id FROM wanted_sources)
 ),
-sources_found AS (
+sources_found AS MATERIALIZED (
     SELECT * FROM (
         SELECT a[2] AS source_id, a[3] AS url, a[4] AS title, a[5] AS provider,
                coalesce(timezone('UTC', TRY_CAST(a[6] AS TIMESTAMPTZ)), start_time::TIMESTAMP) AS retrieved_at,
@@ -109,12 +113,12 @@ sources_found AS (
     QUALIFY row_number() OVER (PARTITION BY source_id ORDER BY recorded_at, trace_id, span_id) = 1
 ),
 -- 4. the claim's status, by the rules of claim_support
-paths AS (
+paths AS MATERIALIZED (
     SELECT ci.*, e.evidence_id IS NOT NULL AS evidence_found, e.status AS evidence_status,
            ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected' AS supports
     FROM ci LEFT JOIN evidence_reviewed e ON e.evidence_id = ci.evidence_id
 ),
-support AS (
+support AS MATERIALIZED (
     SELECT count(*) AS citations,
            count(*) FILTER (WHERE status = 'valid') AS valid_citations,
            count(DISTINCT evidence_id) FILTER (WHERE supports) AS supporting_evidence,
@@ -122,7 +126,7 @@ support AS (
            count(DISTINCT evidence_id) FILTER (WHERE NOT evidence_found) AS missing_evidence
     FROM paths
 ),
-open_conflicts AS (
+open_conflicts AS MATERIALIZED (
     SELECT coalesce(list(DISTINCT conflict_id ORDER BY conflict_id), []::VARCHAR[]) AS ids
     FROM conflicts x
     WHERE x.status <> 'resolved'
@@ -130,10 +134,10 @@ open_conflicts AS (
            OR len(list_intersect(x.evidence_ids,
                                  (SELECT coalesce(list(evidence_id), []) FROM paths WHERE status = 'valid'))) > 0)
 ),
-review AS (
+review AS MATERIALIZED (
     SELECT status, decided_by, decision_reason FROM review_status WHERE target_kind = 'claim' AND target_id = wanted
 ),
-judged AS (
+judged AS MATERIALIZED (
     SELECT CASE
                WHEN (SELECT status FROM review) = 'rejected' THEN 'rejected'
                WHEN len(o.ids) > 0 THEN 'conflicted'
