@@ -390,7 +390,7 @@ def main() -> None:
             None,
         ),  # fmt: skip
     ]
-    print("\nviews over the raw JSON attributes (as shipped):")
+    print("\nas shipped (spans.run_id typed; other attributes read from the JSON):")
     report(con, cases, args.repeat)
     con.close()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from otel_agent.errors import OtelAgentError, SchemaVersionError
-from otel_agent.store.database import SCHEMA_VERSION, apply_derived
+from otel_agent.store.database import MIGRATIONS, SCHEMA_VERSION, apply_derived
 
 RAW_TABLES = ("spans", "span_events", "span_links", "logs", "metric_points")
 META_TABLE = "otel_agent_meta"
@@ -54,7 +54,11 @@ def _check_shard(con: duckdb.DuckDBPyConnection, alias: str, path: str) -> None:
     if version != SCHEMA_VERSION:
         raise SchemaVersionError(
             f"{path} has otel_agent schema version {version}; this otel_agent reads version {SCHEMA_VERSION}. "
-            "Query it with the otel_agent release that wrote it."
+            + (
+                "Open it once for writing (e.g. `otel-agent serve --db PATH`) to migrate it."
+                if version in MIGRATIONS
+                else "Query it with the otel_agent release that wrote it."
+            )
         )
     missing = [t for t in RAW_TABLES if t not in tables]
     if missing:

@@ -11,6 +11,7 @@ import pytest
 
 from otel_agent.errors import SchemaVersionError
 from otel_agent.query.client import run_sql
+from otel_agent.store.database import SCHEMA_VERSION
 from otel_agent.store.shards import ShardAttachError
 from tests.collector import workload
 from tests.collector.workload import Workload
@@ -38,7 +39,7 @@ def test_shards_are_queried_as_one(make_receiver, tmp_path):
     merged = run_sql("SELECT count(*), count(DISTINCT trace_id) FROM spans", paths)
     assert merged.rows == [(len(w.spans), len(w.trace_ids))]
     # The store's own facts are there too, as in a single store.
-    assert run_sql("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'", paths).rows == [("1",)]
+    assert run_sql("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'", paths).rows == [(SCHEMA_VERSION,)]
 
 
 def test_product_tables_are_merged_too(make_receiver, tmp_path):
