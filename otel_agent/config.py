@@ -56,7 +56,8 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("query_max_rows", 10_000, int, "Row cap of the read-only query API."),
     Setting("query_timeout_s", 10.0, float, "Time limit in seconds of the read-only query API."),
-    Setting("checkpoint_threshold", "256MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
+    # the default of store.database.DEFAULT_CHECKPOINT_THRESHOLD (why 32MB: see there)
+    Setting("checkpoint_threshold", "32MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
     Setting("log_level", "info", str, "debug, info, warning or error."),
 )

@@ -11,6 +11,7 @@ import pytest
 
 from otel_agent.config import ReceiverConfig
 from otel_agent.server.receiver import Receiver
+from otel_agent.store.database import store_cursor
 
 
 def free_port() -> int:
@@ -53,7 +54,7 @@ def receiver(make_receiver: Callable[..., Receiver]) -> Receiver:
 
 def rows(receiver: Receiver, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     """Committed rows, read through a cursor of the receiver's own connection (as the query API does)."""
-    cur = receiver.con.cursor()
+    cur = store_cursor(receiver.con)
     try:
         return cur.execute(sql, params or []).fetchall()
     finally:

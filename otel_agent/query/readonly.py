@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from otel_agent.errors import QueryRejectedError, QueryTimeoutError
+from otel_agent.store.database import store_cursor
 
 ALLOWED_TYPES = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
 
@@ -60,7 +61,7 @@ def run_query(
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> QueryResult:
     """Run one read statement on a fresh cursor of ``con`` and return at most ``max_rows`` rows."""
-    cur = con.cursor()
+    cur = store_cursor(con)
     try:
         check_statement(cur, sql)
         timed_out = threading.Event()

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from otel_agent.errors import InvalidPayloadError, NotFoundError
+from otel_agent.store.database import store_cursor
 
 if TYPE_CHECKING:
     import duckdb
@@ -213,7 +214,7 @@ class ReviewService:
         who = self.auth.authenticate(authorization, "review")
         # The lookup reads the derived views (on a large store, a second or so): it runs on a cursor, beside the
         # writer, and only the INSERT goes through the writer thread, so ingestion is not held up.
-        cursor = self.writer.con.cursor()
+        cursor = store_cursor(self.writer.con)
         try:
             record = prepare_review(
                 cursor,

@@ -14,9 +14,19 @@ from otel_agent.store.sql_files import ordered_sql
 SCHEMA_VERSION = "2"
 """2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py)."""
 
-# A larger checkpoint threshold keeps checkpoints off the ingest path (REFERENCE §5: 16 MB default cost
-# 26 µs/span with 1.7 s worst commits; 256 MB gave 8.9 µs/span, at the price of a longer WAL replay).
-DEFAULT_CHECKPOINT_THRESHOLD = "256MB"
+# Checkpoints run inside the commit that crosses the threshold, so every request waiting on that commit waits
+# for it. With DuckDB's default row groups (122,880 rows) a checkpoint rewrites the whole partly filled row group
+# and, each time one fills up, does work that grows with the table: measured on 2 cores with 41 k new spans per
+# checkpoint, 100–390 ms within a row group and 390 → 800 → 1,120 ms at each full one (bench/checkpoint.py).
+# Small row groups make every checkpoint cost only the new data (8,192 rows: a flat ~75 ms per 41 k spans), and
+# a small threshold keeps each one short and the not-yet-checkpointed data (held in memory) small.
+DEFAULT_CHECKPOINT_THRESHOLD = "32MB"
+ROW_GROUP_SIZE = 8192
+"""Rows per row group of a store opened for writing (DuckDB's ATTACH option; the default is 122,880)."""
+
+STORE_CATALOG = "otel_agent"
+"""A store opened for writing is attached under this name (ATTACH is the only way to set ROW_GROUP_SIZE) and made
+the connection's default; cursors need ``store_cursor`` to get the same default."""
 
 DERIVED_FOLDERS: list[str] = ["views/runs", "views/evidence"]
 """Folders of derived SQL (views, macros) applied after the raw schema, each with its own manifest."""
@@ -112,7 +122,16 @@ def open_store(
     config = {"checkpoint_threshold": checkpoint_threshold}
     if memory_limit:
         config["memory_limit"] = memory_limit
-    con = duckdb.connect(path, config=config)
+    if path == ":memory:":
+        con = duckdb.connect(path, config=config)
+    else:
+        con = duckdb.connect(":memory:", config=config)
+        try:
+            con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
+            con.execute(f"USE {STORE_CATALOG}")
+        except BaseException:
+            con.close()
+            raise
     try:
         existed = check_version(con, path, read_only=False)
         migrate(con, path)
@@ -127,3 +146,14 @@ def open_store(
         con.close()
         raise
     return con
+
+
+def store_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A cursor of ``con`` whose default database is the store (a new cursor starts in DuckDB's default one)."""
+    cur = con.cursor()
+    attached = cur.execute(
+        "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [STORE_CATALOG]
+    ).fetchall()[0][0]
+    if attached:
+        cur.execute(f"USE {STORE_CATALOG}")
+    return cur

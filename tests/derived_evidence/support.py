@@ -18,7 +18,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
-from otel_agent.store.database import open_store
+from otel_agent.store.database import open_store, store_cursor
 from tests.otlp_builders import kvs
 
 # 2026-01-01T10:00:00Z: the time origin of hand-built scenarios.
@@ -49,14 +49,14 @@ class Store:
         self.ingest(encode_spans(spans), principal)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        cur = self.con.cursor()
+        cur = store_cursor(self.con)
         try:
             return cur.execute(sql, params or []).fetchall()
         finally:
             cur.close()
 
     def dicts(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-        cur = self.con.cursor()
+        cur = store_cursor(self.con)
         try:
             rel = cur.execute(sql, params or [])
             names = [d[0] for d in rel.description]
