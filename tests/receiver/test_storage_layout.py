@@ -1,0 +1,34 @@
+"""A store opened for writing is attached with small row groups (checkpoints then cost only the new data, see
+store/database.py and bench/checkpoint.py), and every cursor of it sees the store as its default database."""
+
+from __future__ import annotations
+
+import duckdb
+
+from otel_agent.fold.decode import PROTOBUF, decode_payload
+from otel_agent.fold.redact import Redactor
+from otel_agent.ingest.writer import Writer
+from otel_agent.store.database import ROW_GROUP_SIZE, STORE_CATALOG, open_store, store_cursor
+from tests.otlp_builders import span_request
+
+
+def test_written_rows_land_in_small_row_groups_and_cursors_see_the_store(tmp_path) -> None:
+    path = tmp_path / "layout.duckdb"
+    con = open_store(path)
+    writer = Writer(con, max_inflight_bytes=1 << 40)
+    n = 3 * ROW_GROUP_SIZE + 100
+    for first in range(0, n, 5000):
+        request = span_request([{"name": f"s{i}"} for i in range(first, min(n, first + 5000))])
+        writer.write(decode_payload("traces", PROTOBUF, request.SerializeToString(), Redactor(), None, 0))
+    writer.close()
+    con.execute("CHECKPOINT")
+    cur = store_cursor(con)
+    assert cur.execute("SELECT current_database(), count(*) FROM spans").fetchall() == [(STORE_CATALOG, n)]
+    groups = cur.execute("SELECT row_group_id, max(count) FROM pragma_storage_info('spans') GROUP BY ALL").fetchall()
+    assert len(groups) >= 4 and max(rows for _, rows in groups) <= ROW_GROUP_SIZE
+    cur.close()
+    con.close()
+    # a closed store opens directly, named after its file as usual
+    ro = duckdb.connect(str(path), read_only=True)
+    assert ro.execute("SELECT count(*) FROM spans").fetchall() == [(n,)]
+    ro.close()
