@@ -50,6 +50,7 @@ class ReceiverProcess:
         self.proc = subprocess.Popen(cmd)
         self.peak_rss = 0
         self.peak_main_rss = 0
+        self.peak_pss = 0
         self._stop = threading.Event()
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -65,12 +66,18 @@ class ReceiverProcess:
 
     def _sample(self) -> None:
         root = psutil.Process(self.proc.pid)
+        ticks = 0
         while not self._stop.is_set():
             try:
-                main = root.memory_info().rss
-                rss = main + sum(c.memory_info().rss for c in root.children(recursive=True))
-                self.peak_rss = max(self.peak_rss, rss)
+                procs = [root, *root.children(recursive=True)]
+                main = procs[0].memory_info().rss
+                self.peak_rss = max(self.peak_rss, main + sum(p.memory_info().rss for p in procs[1:]))
                 self.peak_main_rss = max(self.peak_main_rss, main)
+                ticks += 1
+                if ticks % 5 == 0:
+                    # RSS summed over processes counts the shared libraries (libarrow, libpython…) once per
+                    # process; PSS splits shared pages between them (read from smaps: costlier, so less often)
+                    self.peak_pss = max(self.peak_pss, sum(p.memory_full_info().pss for p in procs))
             except psutil.Error:
                 pass
             time.sleep(0.1)
@@ -241,6 +248,7 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
         "ran_out_of_requests": any(r["ran_out"] for r in results),
         "receiver_peak_rss_mb": receiver.peak_rss / 2**20,
         "receiver_main_peak_rss_mb": receiver.peak_main_rss / 2**20,
+        "receiver_peak_pss_mb": receiver.peak_pss / 2**20,
         "shutdown_s": stop_s,
         "commits": health["commits"],
         "writer_busy": health["commit_seconds"] / elapsed,
@@ -289,7 +297,7 @@ def main() -> None:
             f"committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
             f"p50={r['p50_ms']:.1f} ms  p99={r['p99_ms']:.1f} ms  retries={r['retries']}  "
             f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB "
-            f"(main process {r['receiver_main_peak_rss_mb']:.0f} MB)  "
+            f"(main process {r['receiver_main_peak_rss_mb']:.0f} MB; PSS {r['receiver_peak_pss_mb']:.0f} MB)  "
             f"commits={r['commits']} writer busy={r['writer_busy']:.0%}  "
             f"CPU cores: receiver {r['cpu_main_cores']:.2f} + decode workers {r['cpu_workers_cores']:.2f}"
             + ("  (clients ran out of pre-encoded requests: raise --max-rate)" if r["ran_out_of_requests"] else ""),
