@@ -82,7 +82,7 @@ def check_version(con: duckdb.DuckDBPyConnection, path: str | Path, *, read_only
         return True  # open_store migrates it
     if version != SCHEMA_VERSION:
         hint = (
-            "Open it once for writing (e.g. `otel-agent serve`) to migrate it. "
+            "Open it once for writing (e.g. `otel-agent serve --db PATH`) to migrate it."
             if version in MIGRATIONS
             else "Open it with the otel_agent release that wrote it, or start a new file."
         )
