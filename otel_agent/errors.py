@@ -65,6 +65,10 @@ class SchemaVersionError(OtelAgentError):
     """The DuckDB file was written by another schema version of otel_agent."""
 
 
+class StoreInUseError(OtelAgentError):
+    """The store is already open for writing in this process (a receiver or an exporter holds it)."""
+
+
 class ConfigError(OtelAgentError):
     """A setting has a value that cannot be used."""
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from otel_agent.errors import SchemaVersionError
+from otel_agent.errors import SchemaVersionError, StoreInUseError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
 from otel_agent.store.prices import load_prices
 from otel_agent.store.sql_files import ordered_sql
@@ -129,6 +129,12 @@ def open_store(
         try:
             con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
             con.execute(f"USE {STORE_CATALOG}")
+        except duckdb.ResourceInUseException as exc:
+            con.close()
+            raise StoreInUseError(
+                f"{path} is already open for writing in this process (a receiver or a DuckDBSpanExporter holds "
+                "it): query it through that (e.g. the receiver's query API), or close it first"
+            ) from exc
         except BaseException:
             con.close()
             raise

@@ -4,7 +4,9 @@ store/database.py and bench/checkpoint.py), and every cursor of it sees the stor
 from __future__ import annotations
 
 import duckdb
+import pytest
 
+from otel_agent.errors import StoreInUseError
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor
 from otel_agent.ingest.writer import Writer
@@ -27,6 +29,8 @@ def test_written_rows_land_in_small_row_groups_and_cursors_see_the_store(tmp_pat
     groups = cur.execute("SELECT row_group_id, max(count) FROM pragma_storage_info('spans') GROUP BY ALL").fetchall()
     assert len(groups) >= 4 and max(rows for _, rows in groups) <= ROW_GROUP_SIZE
     cur.close()
+    with pytest.raises(StoreInUseError, match="already open for writing in this process"):
+        open_store(path)
     con.close()
     # a closed store opens directly, named after its file as usual
     ro = duckdb.connect(str(path), read_only=True)
