@@ -21,6 +21,9 @@ def kv(key: str, value: object) -> KeyValue:
         v.int_value = value
     elif isinstance(value, float):
         v.double_value = value
+    elif isinstance(value, list | tuple):
+        for item in value:
+            v.array_value.values.add().string_value = str(item)
     else:
         v.string_value = str(value)
     return KeyValue(key=key, value=v)

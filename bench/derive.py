@@ -32,7 +32,9 @@ import time
 from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agent_spans import kv  # noqa: E402
 
 SPANS_PER_RUN = 100
 RUNS_PER_REQUEST = 5
@@ -48,22 +50,6 @@ TOOLS = [("web_search", "tavily"), ("fetch_url", None), ("python", None), ("read
 SKILLS = [("research-planner", "1.0.0"), ("summarizer", "2.1.0"), ("fact-checker", "0.9.3")]
 STEPS = ["clarify", "plan", "search", "read", "verify", "synthesize"]
 SERVICES = ["research-agent", "support-agent", "coding-agent", "triage-agent"]
-
-
-def kv(key: str, value: object) -> KeyValue:
-    v = AnyValue()
-    if isinstance(value, bool):
-        v.bool_value = value
-    elif isinstance(value, int):
-        v.int_value = value
-    elif isinstance(value, float):
-        v.double_value = value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            v.array_value.values.add().string_value = str(item)
-    else:
-        v.string_value = str(value)
-    return KeyValue(key=key, value=v)
 
 
 class RunBuilder:

@@ -49,10 +49,7 @@ def attrs_json(kvs: Any, redactor: Redactor) -> bytes:
 
 def map_json(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> bytes:
     """A shadow-parsed attribute map (key → serialized AnyValue) as JSON object text, after redaction."""
-    if not attributes:
-        return EMPTY_OBJECT
-    decode = values.decode
-    return _dumps(redactor.apply({key: decode(raw, redactor) for key, raw in attributes.items()}))
+    return dumps(map_dict(attributes, redactor, values))
 
 
 def map_dict(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> dict[str, Any]:

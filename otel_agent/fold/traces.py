@@ -176,7 +176,7 @@ def fold_traces(
                 c_sm.append(status.message)
                 attributes = map_dict(span.attributes, redactor, values)
                 c_attr.append(dumps(attributes))
-                # promoted columns; the inline test is the common case of a span that is no record of ours
+                # promoted columns; spans that are no record of ours (most) skip promote(): ~3% of the whole fold
                 if RECORD_KIND_KEY in attributes:
                     run_id, record_kind, record_id, record_ref = promote(attributes, keys)
                     c_run.append(run_id)

@@ -85,24 +85,6 @@ def build_app(
 
         return endpoint
 
-    async def query_endpoint(request: Request) -> Response:
-        fmt = _reply_format(request)
-        try:
-            fmt = body_format(request)
-            payload = await read_body(request, max_body_bytes)
-            message = query_pb2.QueryRequest()
-            try:
-                if fmt == JSON:
-                    json_format.Parse(payload, message, ignore_unknown_fields=True)
-                else:
-                    message.ParseFromString(payload)
-            except (json_format.ParseError, DecodeError, ValueError) as exc:
-                raise InvalidPayloadError(f"invalid QueryRequest: {exc}") from exc
-            response = await run_in_threadpool(query.query, message, request.headers.get("authorization"))
-        except Exception as exc:
-            return error_response(exc, fmt, request)
-        return _encode(response, fmt, request)
-
     def api_endpoint(message_cls: Any, call: Callable[[Any, str | None], Message]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             fmt = _reply_format(request)
@@ -145,7 +127,7 @@ def build_app(
         Route(f"/v1/{signal}", otlp_endpoint(signal), methods=["POST"]) for signal in ("traces", "logs", "metrics")
     ]
     routes += [
-        Route("/v1/query", query_endpoint, methods=["POST"]),
+        Route("/v1/query", api_endpoint(query_pb2.QueryRequest, query.query), methods=["POST"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
     if review is not None:

@@ -53,7 +53,7 @@ MIGRATIONS = {"1": ("2", _migrate_1_to_2)}
 """stored version → (next version, step). Applied in one transaction when a store is opened for writing."""
 
 
-def migrate(con: duckdb.DuckDBPyConnection, path: str | Path) -> None:
+def migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Bring a store of an older schema version up to ``SCHEMA_VERSION`` (no-op when it is current)."""
     version = _stored_version(con)
     if version == SCHEMA_VERSION or version not in MIGRATIONS:
@@ -81,15 +81,20 @@ def check_version(con: duckdb.DuckDBPyConnection, path: str | Path, *, read_only
     if version in MIGRATIONS and not read_only:
         return True  # open_store migrates it
     if version != SCHEMA_VERSION:
-        hint = (
-            "Open it once for writing (e.g. `otel-agent serve --db PATH`) to migrate it."
-            if version in MIGRATIONS
-            else "Open it with the otel_agent release that wrote it, or start a new file."
-        )
-        raise SchemaVersionError(
-            f"{path} has otel_agent schema version {version}; this otel_agent reads version {SCHEMA_VERSION}. " + hint
-        )
+        raise version_mismatch(path, version)
     return True
+
+
+def version_mismatch(path: str | Path, version: str | None) -> SchemaVersionError:
+    """The error for a store of another schema version, saying how to migrate it where a migration exists."""
+    hint = (
+        "Open it once for writing (e.g. `otel-agent serve --db PATH`) to migrate it."
+        if version in MIGRATIONS
+        else "Open it with the otel_agent release that wrote it, or start a new file."
+    )
+    return SchemaVersionError(
+        f"{path} has otel_agent schema version {version}; this otel_agent reads version {SCHEMA_VERSION}. " + hint
+    )
 
 
 def apply_derived(con: duckdb.DuckDBPyConnection) -> None:
@@ -140,7 +145,7 @@ def open_store(
             raise
     try:
         existed = check_version(con, path, read_only=False)
-        migrate(con, path)
+        migrate(con)
         con.execute("BEGIN")
         for _name, sql in ordered_sql("schema"):
             con.execute(sql)

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from otel_agent.errors import OtelAgentError, SchemaVersionError
-from otel_agent.store.database import MIGRATIONS, SCHEMA_VERSION, apply_derived
+from otel_agent.store.database import SCHEMA_VERSION, apply_derived, version_mismatch
 
 RAW_TABLES = ("spans", "span_events", "span_links", "logs", "metric_points")
 META_TABLE = "otel_agent_meta"
@@ -52,14 +52,7 @@ def _check_shard(con: duckdb.DuckDBPyConnection, alias: str, path: str) -> None:
     row = con.execute(f"SELECT value FROM {alias}.main.{META_TABLE} WHERE key = 'schema_version'").fetchall()
     version = row[0][0] if row else None
     if version != SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"{path} has otel_agent schema version {version}; this otel_agent reads version {SCHEMA_VERSION}. "
-            + (
-                "Open it once for writing (e.g. `otel-agent serve --db PATH`) to migrate it."
-                if version in MIGRATIONS
-                else "Query it with the otel_agent release that wrote it."
-            )
-        )
+        raise version_mismatch(path, version)
     missing = [t for t in RAW_TABLES if t not in tables]
     if missing:
         raise SchemaVersionError(f"{path} lacks the raw tables {', '.join(missing)}")

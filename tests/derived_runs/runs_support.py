@@ -11,6 +11,24 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_agent import DuckDBSpanExporter
 
+RUN_VIEWS = [
+    "classified_spans",
+    "runs",
+    "steps",
+    "skill_invocations",
+    "provider_calls",
+    "tool_invocations",
+    "guard_results",
+    "verifier_results",
+    "run_metrics",
+    "cost_breakdown",
+    "provider_health",
+    "skill_health",
+    "tool_usage",
+    "run_timeline",
+]
+"""The public views of derived model I (docs/views-runs.md)."""
+
 
 def write_store(path: Path, spans: Sequence[ReadableSpan]) -> Path:
     """Write spans into a new store through DuckDBSpanExporter (one export, one commit)."""

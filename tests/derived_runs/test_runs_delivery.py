@@ -13,24 +13,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_agent.server.receiver import Receiver
 from tests.conftest import rows
+from tests.derived_runs.runs_support import RUN_VIEWS
 from tests.derived_runs.scenario import demo_spans
-
-VIEWS = [
-    "classified_spans",
-    "runs",
-    "steps",
-    "skill_invocations",
-    "provider_calls",
-    "tool_invocations",
-    "guard_results",
-    "verifier_results",
-    "run_metrics",
-    "cost_breakdown",
-    "provider_health",
-    "skill_health",
-    "tool_usage",
-    "run_timeline",
-]
 
 
 def post(receiver: Receiver, spans: Sequence[ReadableSpan]) -> None:
@@ -51,7 +35,7 @@ def _stable(value: object) -> object:
 def snapshot(receiver: Receiver) -> dict[str, list[tuple]]:
     return {
         view: [tuple(_stable(v) for v in row) for row in rows(receiver, f"SELECT * FROM {view} ORDER BY ALL")]
-        for view in VIEWS
+        for view in RUN_VIEWS
     }
 
 

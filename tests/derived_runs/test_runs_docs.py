@@ -8,25 +8,9 @@ from pathlib import Path
 import pytest
 
 from otel_agent.store.sql_files import manifest
-from tests.derived_runs.runs_support import query
+from tests.derived_runs.runs_support import RUN_VIEWS, query
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "views-runs.md"
-VIEWS = [
-    "classified_spans",
-    "runs",
-    "steps",
-    "skill_invocations",
-    "provider_calls",
-    "tool_invocations",
-    "guard_results",
-    "verifier_results",
-    "run_metrics",
-    "cost_breakdown",
-    "provider_health",
-    "skill_health",
-    "tool_usage",
-    "run_timeline",
-]
 
 
 def section(text: str, view: str) -> str:
@@ -35,7 +19,7 @@ def section(text: str, view: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("view", VIEWS)
+@pytest.mark.parametrize("view", RUN_VIEWS)
 def test_every_column_is_documented(demo_store: Path, view: str) -> None:
     text = section(DOC.read_text(encoding="utf-8"), view)
     columns = [r["column_name"] for r in query(demo_store, f"DESCRIBE SELECT * FROM {view}")]
