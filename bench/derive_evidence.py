@@ -189,6 +189,8 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
     # the typed columns the receiver's fold fills (run_id, record_kind, record_id, record_ref), by the same rule
     # in SQL (tests/derived_evidence/test_promoted_columns.py checks the two agree)
     con.execute(backfill_sql())
+    # and the lineage keys the receiver writes with each batch (store/ingest/spans_insert_*.sql)
+    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
     con.execute("CHECKPOINT")
 
 

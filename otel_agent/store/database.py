@@ -9,10 +9,11 @@ import duckdb
 from otel_agent.errors import SchemaVersionError, StoreInUseError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
 from otel_agent.store.prices import load_prices
-from otel_agent.store.sql_files import ordered_sql
+from otel_agent.store.sql_files import ordered_sql, read_sql
 
-SCHEMA_VERSION = "2"
-"""2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py)."""
+SCHEMA_VERSION = "3"
+"""2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py).
+3: the lineage_keys table (store/schema/060_lineage_keys.sql)."""
 
 # Checkpoints run inside the commit that crosses the threshold, so every request waiting on that commit waits
 # for it. With DuckDB's default row groups (122,880 rows) a checkpoint rewrites the whole partly filled row group
@@ -49,7 +50,15 @@ def _migrate_1_to_2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(backfill_sql())
 
 
-MIGRATIONS = {"1": ("2", _migrate_1_to_2)}
+def _migrate_2_to_3(con: duckdb.DuckDBPyConnection) -> None:
+    """Create lineage_keys and fill it from every stored span, by the rule the receiver applies to new ones."""
+    con.execute(read_sql("schema", "060_lineage_keys.sql"))
+    for name in ("003_retrieval_documents.sql", "005_lineage_keys.sql"):  # the rule, as lineage_keys_of
+        con.execute(read_sql("views/evidence", name))
+    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
+
+
+MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3)}
 """stored version → (next version, step). Applied in one transaction when a store is opened for writing."""
 
 

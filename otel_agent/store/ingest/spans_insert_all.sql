@@ -2,3 +2,5 @@
 INSERT INTO spans BY NAME SELECT * FROM incoming_spans;
 INSERT INTO span_events BY NAME SELECT * FROM incoming_span_events;
 INSERT INTO span_links BY NAME SELECT * FROM incoming_span_links;
+-- where lineage lookups find these spans (store/schema/060_lineage_keys.sql)
+INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('incoming_spans');

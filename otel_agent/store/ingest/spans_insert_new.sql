@@ -13,6 +13,9 @@ CREATE OR REPLACE TEMP TABLE _new_spans AS
 
 INSERT INTO spans BY NAME SELECT * FROM _new_spans;
 
+-- where lineage lookups find the new spans (store/schema/060_lineage_keys.sql)
+INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('_new_spans');
+
 INSERT INTO span_events BY NAME
     SELECT * FROM incoming_span_events e SEMI JOIN _new_spans n USING (trace_id, span_id)
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, event_index) = 1;

@@ -33,17 +33,27 @@ SELECT principal, service_name, trusted, changed_by, reason, changed_at
 FROM trusted_writers
 QUALIFY row_number() OVER (PARTITION BY principal, service_name ORDER BY changed_at DESC, change_id DESC) = 1;
 
--- One row per reviewed record: its verdict (latest approve/reject, or for conflicts acknowledge/resolve)
--- and counts. Annotations never change a status.
+-- The verdict in force on each record that has one: its latest approve/reject (for conflicts acknowledge/resolve),
+-- by (reviewed_at, review_id). Annotations never change a status.
+CREATE OR REPLACE VIEW review_verdicts AS
+SELECT target_kind,
+       target_id,
+       CASE decision
+           WHEN 'approve' THEN 'approved'
+           WHEN 'reject' THEN 'rejected'
+           WHEN 'acknowledge' THEN 'acknowledged'
+           WHEN 'resolve' THEN 'resolved'
+       END AS status,
+       reviewer AS decided_by,
+       reviewed_at AS decided_at,
+       reason AS decision_reason
+FROM reviews
+WHERE decision IN ('approve', 'reject', 'acknowledge', 'resolve')
+QUALIFY row_number() OVER (PARTITION BY target_kind, target_id ORDER BY reviewed_at DESC, review_id DESC) = 1;
+
+-- One row per reviewed record: its verdict (review_verdicts; NULL while it has only annotations) and counts.
 CREATE OR REPLACE VIEW review_status AS
-WITH verdicts AS (
-    SELECT target_kind, target_id, decision, reviewer, reason, reviewed_at
-    FROM reviews
-    WHERE decision IN ('approve', 'reject', 'acknowledge', 'resolve')
-    QUALIFY row_number() OVER (
-        PARTITION BY target_kind, target_id ORDER BY reviewed_at DESC, review_id DESC) = 1
-),
-counts AS (
+WITH counts AS (
     SELECT target_kind, target_id,
            count(*) AS reviews,
            count(*) FILTER (WHERE decision = 'annotate') AS annotations,
@@ -53,17 +63,12 @@ counts AS (
 )
 SELECT c.target_kind,
        c.target_id,
-       CASE v.decision
-           WHEN 'approve' THEN 'approved'
-           WHEN 'reject' THEN 'rejected'
-           WHEN 'acknowledge' THEN 'acknowledged'
-           WHEN 'resolve' THEN 'resolved'
-       END AS status,
-       v.reviewer AS decided_by,
-       v.reviewed_at AS decided_at,
-       v.reason AS decision_reason,
+       v.status,
+       v.decided_by,
+       v.decided_at,
+       v.decision_reason,
        c.reviews,
        c.annotations,
        c.last_reviewed_at
 FROM counts c
-LEFT JOIN verdicts v USING (target_kind, target_id);
+LEFT JOIN review_verdicts v USING (target_kind, target_id);

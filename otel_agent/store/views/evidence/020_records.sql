@@ -12,117 +12,38 @@
 -- GenAI retrieval spans (named `retrieval[ {data source}]`, `gen_ai.retrieval.documents` structured or a JSON
 -- string).
 
--- One row per retrieved document found on a span of another convention: on every retrieval span (all_spans), or
--- on the spans whose {trace_id, span_id} are in span_keys. all_spans must be a constant: the branch not taken is
--- then planned away.
-CREATE OR REPLACE MACRO retrieval_documents_of(all_spans, span_keys) AS TABLE
-WITH candidate_keys AS (
-    -- Retrieval spans, recognised by cheap columns (the JSON of other spans is never read): GenAI spans named
-    -- `retrieval` / `retrieval {data source}` (ours included), and spans of OpenInference instrumentation scopes.
-    SELECT DISTINCT trace_id, span_id
+-- One row per document found on a retrieval span of another convention (is_retrieval_span: recognised by cheap
+-- columns, so the JSON of other spans is never read), read by retrieval_document_at
+-- (003_retrieval_documents.sql). A span re-delivered with another end time counts once: its earliest copy.
+CREATE OR REPLACE VIEW retrieval_documents AS
+WITH candidates AS (
+    SELECT trace_id, span_id, end_time, service_name, attributes
     FROM spans
-    WHERE all_spans
-      AND (name = 'retrieval' OR starts_with(name, 'retrieval ') OR contains(lower(scope_name), 'openinference'))
-    UNION ALL
-    SELECT k.trace_id, k.span_id
-    FROM (SELECT unnest(span_keys) AS k)
-    WHERE NOT all_spans
-),
-candidates AS (
-    SELECT s.trace_id, s.span_id, s.end_time, s.service_name, s.attributes
-    FROM spans s
-    SEMI JOIN candidate_keys k ON k.trace_id = s.trace_id AND k.span_id = s.span_id
-    QUALIFY row_number() OVER (PARTITION BY s.trace_id, s.span_id ORDER BY s.end_time) = 1
-),
-oi_keys AS (
-    SELECT c.trace_id, c.span_id,
-           regexp_extract(u.k, '^retrieval\.documents\.(\d+)\.document\.(id|content|score|metadata)$',
-                          ['idx', 'field']) AS m,
-           c.attributes->>u.k AS value
-    FROM candidates c, unnest(json_keys(c.attributes)) AS u(k)
-    WHERE u.k LIKE 'retrieval.documents.%'
-),
-oi_flat AS (
-    SELECT trace_id, span_id, m.idx::INTEGER AS doc_index,
-           max(value) FILTER (WHERE m.field = 'id') AS document_id,
-           max(value) FILTER (WHERE m.field = 'content') AS content,
-           TRY_CAST(max(value) FILTER (WHERE m.field = 'score') AS DOUBLE) AS score,
-           max(value) FILTER (WHERE m.field = 'metadata') AS metadata_text,
-           'openinference' AS origin
-    FROM oi_keys
-    WHERE m.idx <> ''
-    GROUP BY ALL
-),
--- Documents as structured arrays: OpenInference `retrieval.documents` (objects keyed document.*) and GenAI
--- `gen_ai.retrieval.documents` (objects keyed id, score, content…; or the same array as a JSON string).
-arrays AS (
-    SELECT trace_id, span_id, 'openinference' AS origin, 'document.' AS prefix,
-           attributes->'retrieval.documents' AS docs
-    FROM candidates
-    WHERE json_type(attributes->'retrieval.documents') = 'ARRAY'
-    UNION ALL
-    SELECT trace_id, span_id, 'gen_ai' AS origin, '' AS prefix,
-           CASE json_type(attributes->'gen_ai.retrieval.documents')
-               WHEN 'ARRAY' THEN attributes->'gen_ai.retrieval.documents'
-               WHEN 'VARCHAR' THEN
-                   CASE WHEN json_valid(attributes->>'gen_ai.retrieval.documents')
-                        THEN (attributes->>'gen_ai.retrieval.documents')::JSON END
-           END AS docs
-    FROM candidates
-    WHERE (attributes->'gen_ai.retrieval.documents') IS NOT NULL
-),
-array_docs AS (
-    SELECT a.trace_id, a.span_id, a.origin, a.prefix, u.i::INTEGER AS doc_index,
-           json_extract(a.docs, '$[' || u.i || ']') AS doc
-    FROM arrays a, unnest(range(coalesce(json_array_length(a.docs), 0)::BIGINT)) AS u(i)
-    WHERE json_type(a.docs) = 'ARRAY'
-),
-array_flat AS (
-    SELECT trace_id, span_id, doc_index,
-           doc->>(prefix || 'id') AS document_id,
-           coalesce(doc->>(prefix || 'content'), doc->>(prefix || 'text')) AS content,
-           TRY_CAST(doc->>(prefix || 'score') AS DOUBLE) AS score,
-           CASE json_type(doc->(prefix || 'metadata'))
-               WHEN 'OBJECT' THEN (doc->(prefix || 'metadata'))::VARCHAR
-               ELSE doc->>(prefix || 'metadata')
-           END AS metadata_text,
-           doc->>'url' AS doc_url,
-           doc->>'title' AS doc_title,
-           origin
-    FROM array_docs
-    WHERE json_type(doc) = 'OBJECT'
+    WHERE is_retrieval_span(name, scope_name)
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
 ),
 docs AS (
-    SELECT *, NULL::VARCHAR AS doc_url, NULL::VARCHAR AS doc_title FROM oi_flat
-    UNION ALL BY NAME
-    SELECT * FROM array_flat
-),
-parsed AS (
-    SELECT d.*, CASE WHEN json_valid(d.metadata_text) THEN d.metadata_text::JSON END AS metadata
-    FROM docs d
+    SELECT c.*, u.n AS doc_index, retrieval_document_at(c.attributes, u.n) AS d
+    FROM candidates c, unnest(retrieval_document_indexes(c.attributes)) AS u(n)
 )
-SELECT p.trace_id,
-       p.span_id,
-       p.doc_index,
-       p.origin,
-       p.document_id,
-       p.content,
-       p.score,
-       p.metadata,
-       coalesce(p.doc_url, p.metadata->>'url', p.metadata->>'source', p.metadata->>'file_path') AS url,
-       coalesce(p.doc_title, p.metadata->>'title') AS title,
-       coalesce(c.attributes->>'gen_ai.data_source.id', c.attributes->>'gen_ai.provider.name',
-                c.attributes->>'db.system.name', c.attributes->>'db.system') AS provider,
-       c.end_time::TIMESTAMP AS retrieved_at,
-       c.attributes->>'otel_agent.run.id' AS run_id,
-       c.attributes->>'otel_agent.step.id' AS step_id,
-       c.service_name,
-       c.end_time AS recorded_at
-FROM parsed p
-JOIN candidates c USING (trace_id, span_id);
-
-CREATE OR REPLACE VIEW retrieval_documents AS
-SELECT * FROM retrieval_documents_of(true, []);
+SELECT trace_id,
+       span_id,
+       doc_index,
+       d.origin,
+       d.document_id,
+       d.content,
+       d.score,
+       d.metadata,
+       d.url,
+       d.title,
+       retrieval_provider(attributes) AS provider,
+       end_time::TIMESTAMP AS retrieved_at,
+       attributes->>'otel_agent.run.id' AS run_id,
+       attributes->>'otel_agent.step.id' AS step_id,
+       service_name,
+       end_time AS recorded_at
+FROM docs
+WHERE d IS NOT NULL;
 
 CREATE OR REPLACE VIEW sources AS
 WITH own AS (
