@@ -13,7 +13,8 @@ from otel_agent.store.sql_files import ordered_sql, read_sql
 
 SCHEMA_VERSION = "3"
 """2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py).
-3: the lineage_keys table (store/schema/060_lineage_keys.sql)."""
+3: the tables written with each batch for lineage lookups: lineage_keys and parsed_retrieval_documents
+(store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql)."""
 
 # Checkpoints run inside the commit that crosses the threshold, so every request waiting on that commit waits
 # for it. With DuckDB's default row groups (122,880 rows) a checkpoint rewrites the whole partly filled row group
@@ -51,11 +52,14 @@ def _migrate_1_to_2(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _migrate_2_to_3(con: duckdb.DuckDBPyConnection) -> None:
-    """Create lineage_keys and fill it from every stored span, by the rule the receiver applies to new ones."""
-    con.execute(read_sql("schema", "060_lineage_keys.sql"))
-    for name in ("003_retrieval_documents.sql", "005_lineage_keys.sql"):  # the rule, as lineage_keys_of
+    """Create lineage_keys and parsed_retrieval_documents and fill them from every stored span, by the rules the
+    receiver applies to new ones."""
+    for name in ("060_lineage_keys.sql", "070_retrieval_documents.sql"):
+        con.execute(read_sql("schema", name))
+    for name in ("003_retrieval_documents.sql", "005_lineage_keys.sql"):  # the rules, as table macros
         con.execute(read_sql("views/evidence", name))
     con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
+    con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
 
 
 MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3)}

@@ -20,7 +20,16 @@ import duckdb
 from otel_agent.errors import OtelAgentError, SchemaVersionError
 from otel_agent.store.database import SCHEMA_VERSION, apply_derived, version_mismatch
 
-RAW_TABLES = ("spans", "span_events", "span_links", "logs", "metric_points", "lineage_keys")
+RAW_TABLES = (
+    "spans",
+    "span_events",
+    "span_links",
+    "logs",
+    "metric_points",
+    "lineage_keys",
+    "parsed_retrieval_documents",
+)
+"""Tables the receiver writes (the OTLP data and what it writes with it for lookups), unioned over the shards."""
 META_TABLE = "otel_agent_meta"
 PRODUCT_TABLES = ("reviews", "trusted_writers")
 """Tables the product itself writes (append-only), created by the derived SQL; a review lands in the one

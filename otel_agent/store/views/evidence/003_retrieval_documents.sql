@@ -88,3 +88,21 @@ CREATE OR REPLACE MACRO retrieval_document_at(a, n) AS
 CREATE OR REPLACE MACRO retrieval_provider(a) AS
     coalesce(json_extract_string(a, 'gen_ai.data_source.id'), json_extract_string(a, 'gen_ai.provider.name'),
              json_extract_string(a, 'db.system.name'), json_extract_string(a, 'db.system'));
+
+-- The rows of parsed_retrieval_documents for the spans in table `source` (any table or view with the columns of
+-- `spans`): every document of every retrieval span, each copy of a span included.
+CREATE OR REPLACE MACRO retrieval_documents_in(source) AS TABLE
+WITH documents AS MATERIALIZED (
+    SELECT trace_id, span_id, end_time, n, retrieval_document_at(attributes, n) AS d,
+           retrieval_provider(attributes) AS provider,
+           attributes->>'otel_agent.run.id' AS run_id,
+           attributes->>'otel_agent.step.id' AS step_id,
+           service_name
+    FROM (SELECT *, unnest(retrieval_document_indexes(attributes)) AS n
+          FROM query_table(source)
+          WHERE is_retrieval_span(name, scope_name))
+)
+SELECT trace_id, span_id, end_time, n AS doc_index, d.origin, d.document_id, d.content, d.score, d.metadata, d.url,
+       d.title, provider, run_id, step_id, service_name
+FROM documents
+WHERE d IS NOT NULL AND end_time IS NOT NULL;

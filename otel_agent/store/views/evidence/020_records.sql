@@ -12,38 +12,14 @@
 -- GenAI retrieval spans (named `retrieval[ {data source}]`, `gen_ai.retrieval.documents` structured or a JSON
 -- string).
 
--- One row per document found on a retrieval span of another convention (is_retrieval_span: recognised by cheap
--- columns, so the JSON of other spans is never read), read by retrieval_document_at
--- (003_retrieval_documents.sql). A span re-delivered with another end time counts once: its earliest copy.
+-- One row per document found on a retrieval span of another convention (parsed at ingest into
+-- parsed_retrieval_documents by retrieval_documents_in, 003_retrieval_documents.sql). A span delivered again
+-- with another end time counts once: its earliest copy.
 CREATE OR REPLACE VIEW retrieval_documents AS
-WITH candidates AS (
-    SELECT trace_id, span_id, end_time, service_name, attributes
-    FROM spans
-    WHERE is_retrieval_span(name, scope_name)
-    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
-),
-docs AS (
-    SELECT c.*, u.n AS doc_index, retrieval_document_at(c.attributes, u.n) AS d
-    FROM candidates c, unnest(retrieval_document_indexes(c.attributes)) AS u(n)
-)
-SELECT trace_id,
-       span_id,
-       doc_index,
-       d.origin,
-       d.document_id,
-       d.content,
-       d.score,
-       d.metadata,
-       d.url,
-       d.title,
-       retrieval_provider(attributes) AS provider,
-       end_time::TIMESTAMP AS retrieved_at,
-       attributes->>'otel_agent.run.id' AS run_id,
-       attributes->>'otel_agent.step.id' AS step_id,
-       service_name,
-       end_time AS recorded_at
-FROM docs
-WHERE d IS NOT NULL;
+SELECT trace_id, span_id, doc_index, origin, document_id, content, score, metadata, url, title, provider,
+       end_time::TIMESTAMP AS retrieved_at, run_id, step_id, service_name, end_time AS recorded_at
+FROM parsed_retrieval_documents
+QUALIFY dense_rank() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1;
 
 CREATE OR REPLACE VIEW sources AS
 WITH own AS (
