@@ -36,7 +36,7 @@ RUN_SECONDS = 17  # a run starts every 17 s
 # Per run: 10 sources, 15 evidence items, 8 claims, 12 citations, 1 artifact + 2 versions, a conflict every
 # 5th run (46.2 records) and 71 other spans (flow run, 6 steps, 40 provider calls, 24 tool calls).
 RECORDS_PER_RUN = 10 + 15 + 8 + 12 + 3 + 0.2
-OTHER_PER_RUN = 71
+OTHER_PER_RUN = 72  # … and a GenAI retrieval span (3 documents) of another convention
 # Operation mix: (share, transitions): verified 5, orphaned 1, waiting 3, working/stuck 3, failed 4, retried 6.
 TRANSITIONS_PER_OP = 0.40 * 5 + 0.10 * 1 + 0.15 * 3 + 0.10 * 3 + 0.15 * 4 + 0.10 * 6
 
@@ -86,14 +86,16 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
                      'otel_agent.claim.confidence', ['high', 'medium', 'low'][i % 3 + 1],
                      'otel_agent.claim.artifact_version_id', 'artv_' || r || '_2')
             FROM g_runs, range(8) t(i)""",
-        # 12 citations: claim i % 8; one in ten cites evidence of the previous run (cross-run lineage).
+        # 12 citations: claim i % 8; one in ten cites evidence of the previous run (cross-run lineage); the last
+        # cites document 0 of the run's GenAI retrieval span (evidence of another convention).
         "citations": f"""
             SELECT tid, left(md5('cit' || r || '_' || i), 16), 'otel_agent.citation', 'INTERNAL',
                    t0 + to_milliseconds(22000 + i * 200), 0, 'researcher',
                    {base}, 'otel_agent.record.kind', 'citation', 'otel_agent.citation.id', 'cit_' || r || '_' || i,
                      'otel_agent.citation.claim_id', 'claim_' || r || '_' || (i % 8),
                      'otel_agent.citation.evidence_id',
-                       'ev_' || CASE WHEN i = 9 AND r > 0 THEN r - 1 ELSE r END || '_' || (i % 15),
+                       CASE WHEN i = 11 THEN 'retrieval:' || tid || ':' || left(md5('ret' || r), 16) || ':0'
+                            ELSE 'ev_' || CASE WHEN i = 9 AND r > 0 THEN r - 1 ELSE r END || '_' || (i % 15) END,
                      'otel_agent.citation.text', '[' || (i + 1) || ']',
                      'otel_agent.citation.status', CASE WHEN i % 7 = 6 THEN 'weak' ELSE 'valid' END)
             FROM g_runs, range(12) t(i)""",
@@ -105,6 +107,16 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
                      'otel_agent.conflict.evidence_ids', ['ev_' || r || '_1', 'ev_' || r || '_2'],
                      'otel_agent.conflict.description', 'Sources disagree', 'otel_agent.conflict.severity', 'high')
             FROM g_runs WHERE r % 5 = 0""",
+        "retrievals": """
+            SELECT tid, left(md5('ret' || r), 16), 'retrieval web_index', 'CLIENT',
+                   t0 + to_milliseconds(4000), 900000, 'researcher',
+                   json_object('otel_agent.run.id', 'run_' || r, 'gen_ai.operation.name', 'retrieval',
+                     'gen_ai.data_source.id', 'web_index',
+                     'gen_ai.retrieval.documents', to_json([
+                         {'id': 'kb_' || ((r * 3 + d) % 500), 'score': 0.9 - d / 10,
+                          'content': 'Passage ' || d || ' for run ' || r, 'url': 'https://kb.example/' || d}
+                         FOR d IN range(3)])::VARCHAR)
+            FROM g_runs""",
         "artifacts": """
             SELECT tid, left(md5('art' || r), 16), 'otel_agent.artifact', 'INTERNAL',
                    t0 + to_milliseconds(30000), 0, 'researcher',
@@ -189,8 +201,9 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
     # the typed columns the receiver's fold fills (run_id, record_kind, record_id, record_ref), by the same rule
     # in SQL (tests/derived_evidence/test_promoted_columns.py checks the two agree)
     con.execute(backfill_sql())
-    # and the lineage keys the receiver writes with each batch (store/ingest/spans_insert_*.sql)
+    # and the lookup tables the receiver writes with each batch (store/ingest/spans_insert_*.sql)
     con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
+    con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
     con.execute("CHECKPOINT")
 
 

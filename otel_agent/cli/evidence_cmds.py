@@ -308,7 +308,7 @@ def receipts(
 LINEAGE_SQL = """
 SELECT claim_id, claim_status, citation_id, citation_status, evidence_id, evidence_status, supports,
        left(excerpt, 60) AS excerpt, source_id, source_url, source_provider, source_retrieved_at
-FROM claim_lineage WHERE claim_id = ? ORDER BY citation_id NULLS FIRST, evidence_id
+FROM claim_lineage_of(?) ORDER BY citation_id NULLS FIRST, evidence_id
 """
 
 

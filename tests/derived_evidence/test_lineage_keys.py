@@ -1,0 +1,151 @@
+"""The tables the receiver writes with each batch for lineage lookups (store/schema/060_lineage_keys.sql,
+070_retrieval_documents.sql): each equals its rule applied to the stored spans, re-delivery adds nothing, a
+schema-2 store gets them filled when opened for writing, and claim_lineage_of finds through them what the
+views find by scanning everything."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import duckdb
+
+from otel_agent.store.database import SCHEMA_VERSION, open_store
+from tests.derived_evidence.support import Store, request, span
+
+KEYS = "SELECT key, end_time, next_key FROM lineage_keys"
+KEYS_RULE = "SELECT key, end_time, next_key FROM lineage_keys_of('spans')"
+DOCS = "SELECT * FROM parsed_retrieval_documents"
+DOCS_RULE = "SELECT * FROM retrieval_documents_in('spans')"
+
+
+def multiset(store: Store, sql: str) -> Counter:
+    return Counter(store.rows(sql))
+
+
+def test_written_rows_equal_the_rules_over_the_stored_spans(store: Store, research) -> None:
+    keys = multiset(store, KEYS)
+    assert keys == multiset(store, KEYS_RULE)
+    # every claim, evidence item and source is found by its id, every citation by its claim's id, leading on
+    # to the evidence it cites, and every evidence item leads on to its source
+    missing = store.rows(
+        """
+        SELECT s.record_kind, s.record_id FROM spans s
+        WHERE s.record_kind IN ('claim', 'citation', 'evidence_item', 'source')
+          AND NOT EXISTS (
+              SELECT 1 FROM lineage_keys k
+              WHERE k.end_time = s.end_time
+                AND k.key = lineage_key(CASE s.record_kind WHEN 'citation' THEN s.record_ref ELSE s.record_id END)
+                AND k.next_key IS NOT DISTINCT FROM CASE s.record_kind
+                    WHEN 'citation' THEN lineage_key(s.attributes->>'otel_agent.citation.evidence_id')
+                    WHEN 'evidence_item' THEN lineage_key(s.record_ref) END)
+        """
+    )
+    assert missing == []
+    (records,) = store.rows(
+        "SELECT count(*) FROM spans WHERE record_kind IN ('claim', 'citation', 'evidence_item', 'source')"
+    )[0]
+    assert records > 10
+
+    docs = store.dicts(DOCS + " ORDER BY origin, doc_index")
+    assert Counter(tuple(d.values()) for d in docs) == multiset(store, DOCS_RULE)
+    assert [(d["origin"], d["doc_index"], d["document_id"], d["score"], d["url"], d["provider"]) for d in docs] == [
+        ("gen_ai", 0, "doc_g1", 0.8, None, "web_index"),
+        ("openinference", 0, "kb_7", 0.91, "https://kb.example/memory", None),
+        ("openinference", 1, None, 0.2, None, None),
+    ]
+    # a document's evidence id leads on to its source (the document id, or doc:… without one)
+    for evidence, source in [
+        (research.ids["oi_evidence"], "kb_7"),
+        (research.ids["oi_evidence_1"], "doc:" + research.ids["oi_evidence_1"].removeprefix("retrieval:")),
+    ]:
+        (ev_key, src_key) = store.rows("SELECT lineage_key(?), lineage_key(?)", [evidence, source])[0]
+        assert [nxt for (k, _, nxt) in keys.elements() if k == ev_key] == [src_key]
+        assert any(k == src_key and nxt is None for (k, _, nxt) in keys)
+
+
+def test_redelivery_adds_no_rows(store: Store, research) -> None:
+    before = (multiset(store, KEYS), multiset(store, DOCS))
+    store.ingest_spans(research.spans)
+    store.ingest_spans(list(reversed(research.spans)))
+    assert (multiset(store, KEYS), multiset(store, DOCS)) == before
+
+
+def test_a_schema_2_store_gets_them_when_opened_for_writing(tmp_path, research) -> None:
+    path = tmp_path / "v2.duckdb"
+    s = Store(path)
+    s.ingest_spans(research.spans)
+    expected = (multiset(s, KEYS), multiset(s, DOCS))
+    s.close()
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE lineage_keys")
+    con.execute("DROP TABLE parsed_retrieval_documents")
+    con.execute("UPDATE otel_agent_meta SET value = '2' WHERE key = 'schema_version'")
+    con.close()
+
+    con = open_store(path)
+    assert con.execute("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'").fetchall() == [
+        (SCHEMA_VERSION,)
+    ]
+    assert Counter(con.execute(KEYS).fetchall()) == expected[0]
+    assert Counter(con.execute(DOCS).fetchall()) == expected[1]
+    indexes = con.execute("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'lineage_keys'").fetchall()
+    assert indexes == [("lineage_keys_key",)]
+    con.close()
+
+
+def test_a_source_retrieved_twice_is_its_earliest_copy_in_both(tmp_path) -> None:
+    """Our evidence item cites a document id that two GenAI retrieval spans returned: the source is the earlier
+    retrieval, in the view and in the one-claim lookup (which finds it through the document's key)."""
+    s = Store(tmp_path / "twice.duckdb")
+
+    def retrieval(t: float, url: str) -> dict:
+        docs = [{"id": "kb_1", "content": "Passage", "score": 0.8, "url": url}]
+        return span(f"retrieval kb{t:g}", {"gen_ai.operation.name": "retrieval",
+                                          "gen_ai.data_source.id": f"kb-{t:g}",
+                                          "gen_ai.retrieval.documents": json.dumps(docs)}, t=t)  # fmt: skip
+
+    s.ingest(request([retrieval(50, "https://late.example")]))
+    s.ingest(request([retrieval(10, "https://early.example")]))
+    s.ingest(
+        request(
+            [
+                span(
+                    "otel_agent.evidence_item",
+                    {
+                        "otel_agent.record.kind": "evidence_item",
+                        "otel_agent.evidence.id": "ev_1",
+                        "otel_agent.evidence.source_id": "kb_1",
+                        "otel_agent.evidence.excerpt": "Passage",
+                    },
+                    t=60,
+                ),
+                span(
+                    "otel_agent.claim",
+                    {
+                        "otel_agent.record.kind": "claim",
+                        "otel_agent.claim.id": "cl_1",
+                        "otel_agent.claim.text": "A claim",
+                    },
+                    t=61,
+                ),
+                span(
+                    "otel_agent.citation",
+                    {
+                        "otel_agent.record.kind": "citation",
+                        "otel_agent.citation.id": "ci_1",
+                        "otel_agent.citation.claim_id": "cl_1",
+                        "otel_agent.citation.evidence_id": "ev_1",
+                        "otel_agent.citation.status": "valid",
+                    },
+                    t=62,
+                ),
+            ]
+        )  # fmt: skip
+    )
+    fast = s.dicts("SELECT * FROM claim_lineage_of('cl_1')")
+    assert fast == s.dicts("SELECT * FROM claim_lineage WHERE claim_id = 'cl_1'")
+    assert [(r["source_id"], r["source_url"], r["source_provider"], r["claim_status"]) for r in fast] == [
+        ("kb_1", "https://early.example", "kb-10", "supported")
+    ]
+    s.close()
