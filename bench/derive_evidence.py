@@ -202,8 +202,8 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
     # in SQL (tests/derived_evidence/test_promoted_columns.py checks the two agree)
     con.execute(backfill_sql())
     # and the lookup tables the receiver writes with each batch (store/ingest/spans_insert_*.sql)
-    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
     con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
+    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
     con.execute("CHECKPOINT")
 
 

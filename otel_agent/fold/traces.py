@@ -15,6 +15,7 @@ from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import RawValueDecoder
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
 from otel_agent.fold.common import dumps, extend_resource_scope, fill_ingest_columns, map_dict, map_json, resource_info
+from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA, LINEAGE_KINDS, is_retrieval_span, record_lineage_rows
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, RECORD_KIND_KEY, RUN_ID_KEY, as_text, promote, record_keys
 from otel_agent.fold.redact import Redactor
 
@@ -112,12 +113,18 @@ def fold_traces(
     ) = (cols[n] for n in _SPAN_OWN)
     c_run, c_rkind, c_rid, c_rref = (cols[n] for n in PROMOTED_COLUMNS)
     keys = record_keys()
+    # lineage_keys rows of our evidence records (fold/lineage.py), and how many spans may carry retrieval
+    # documents of other conventions (the writer parses those with SQL)
+    lk: dict[str, list] = {name: [] for name in LINEAGE_KEYS_SCHEMA.names}
+    lk_key, lk_end, lk_next = lk["key"], lk["end_time"], lk["next_key"]
+    retrieval_spans = 0
     items = rejected = 0
     errors: list[str] = []
     for rs in request.resource_spans:
         res = resource_info(rs, redactor)
         for ss in rs.scope_spans:
             before = len(c_tid)
+            scope_name = ss.scope.name
             for span in ss.spans:
                 items += 1
                 tid_raw, sid_raw, pid_raw = span.trace_id, span.span_id, span.parent_span_id
@@ -163,7 +170,10 @@ def fold_traces(
                 c_pid.append(pid_raw.hex() if pid_raw and pid_raw != ZERO_SPAN_ID else None)
                 c_ts.append(span.trace_state)
                 c_flags.append(span.flags)
-                c_name.append(span.name)
+                name = span.name
+                c_name.append(name)
+                if is_retrieval_span(name, scope_name):
+                    retrieval_spans += 1
                 kind = span.kind
                 c_kind.append(SPAN_KINDS[kind] if 0 <= kind < 6 else str(kind))
                 st, et = span.start_time_unix_nano, span.end_time_unix_nano
@@ -183,6 +193,11 @@ def fold_traces(
                     c_rkind.append(record_kind)
                     c_rid.append(record_id)
                     c_rref.append(record_ref)
+                    if record_kind in LINEAGE_KINDS:
+                        for key, next_key in record_lineage_rows(record_kind, record_id, record_ref, attributes):
+                            lk_key.append(key)
+                            lk_end.append(et)
+                            lk_next.append(next_key)
                 else:
                     run_id = attributes.get(RUN_ID_KEY)
                     c_run.append(run_id if run_id is None or type(run_id) is str else as_text(run_id))
@@ -202,8 +217,10 @@ def fold_traces(
             "spans": table(cols, SPANS_SCHEMA),
             "span_events": table(ev, SPAN_EVENTS_SCHEMA),
             "span_links": table(ln, SPAN_LINKS_SCHEMA),
+            "lineage_keys": table(lk, LINEAGE_KEYS_SCHEMA),
         },
         items=items,
         rejected=rejected,
         error_message="; ".join(errors),
+        retrieval_spans=retrieval_spans,
     )

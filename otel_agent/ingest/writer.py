@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
+from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA
 from otel_agent.fold.logs import LOGS_SCHEMA
 from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
@@ -35,7 +36,12 @@ log = logging.getLogger(__name__)
 _SIGNAL_SQL = {
     "traces": (
         "spans",
-        {"spans": SPANS_SCHEMA, "span_events": SPAN_EVENTS_SCHEMA, "span_links": SPAN_LINKS_SCHEMA},
+        {
+            "spans": SPANS_SCHEMA,
+            "span_events": SPAN_EVENTS_SCHEMA,
+            "span_links": SPAN_LINKS_SCHEMA,
+            "lineage_keys": LINEAGE_KEYS_SCHEMA,
+        },
     ),
     "logs": ("logs", {"logs": LOGS_SCHEMA}),
     "metrics": ("metric_points", {"metric_points": METRIC_POINTS_SCHEMA}),
@@ -108,6 +114,7 @@ class Writer:
             }
             for signal, (prefix, _) in _SIGNAL_SQL.items()
         }
+        self._document_sql = [read_sql("ingest", name) for name in ("spans_documents.sql", "spans_document_keys.sql")]
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._inflight = 0
@@ -280,7 +287,12 @@ class Writer:
                 (stored,) = con.execute(sql["duplicates"]).fetchall()[0]
                 t2 = time.perf_counter()
                 stage["duplicates"] += t2 - t1
-                con.execute(sql["insert_new"] if stored or repeated else sql["insert_all"]).fetchall()
+                fast = not (stored or repeated)
+                con.execute(sql["insert_all"] if fast else sql["insert_new"]).fetchall()
+                if signal == "traces" and any(m.retrieval_spans for m in members):
+                    # documents of other conventions' retrieval spans: parsed by SQL, only when there are any
+                    for statement in self._document_sql:
+                        con.execute(statement, ["incoming_spans" if fast else "_new_spans"]).fetchall()
                 t0 = time.perf_counter()
                 stage["insert"] += t0 - t2
                 for name in tables:

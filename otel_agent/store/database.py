@@ -58,8 +58,8 @@ def _migrate_2_to_3(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(read_sql("schema", name))
     for name in ("003_retrieval_documents.sql", "005_lineage_keys.sql"):  # the rules, as table macros
         con.execute(read_sql("views/evidence", name))
-    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
     con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
+    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
 
 
 MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3)}

@@ -6,10 +6,13 @@ views find by scanning everything."""
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import duckdb
 
+from otel_agent.fold.decode import PROTOBUF, decode_payload
+from otel_agent.fold.lineage import lineage_key
 from otel_agent.store.database import SCHEMA_VERSION, open_store
 from tests.derived_evidence.support import Store, request, span
 
@@ -148,4 +151,70 @@ def test_a_source_retrieved_twice_is_its_earliest_copy_in_both(tmp_path) -> None
     assert [(r["source_id"], r["source_url"], r["source_provider"], r["claim_status"]) for r in fast] == [
         ("kb_1", "https://early.example", "kb-10", "supported")
     ]
+    s.close()
+
+
+def test_fold_and_sql_rules_agree_on_odd_records(tmp_path) -> None:
+    """The fold computes record rows in Python (fold/lineage.py); record_lineage_keys is the SQL twin the
+    migration and the re-delivery path use. Lists with numbers, nulls and objects, missing ids, a list that is
+    not one, and which spans count as retrieval spans must come out the same."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from tests.otlp_builders import kvs
+
+    def add(scope, name: str, attributes: dict) -> None:
+        s = scope.spans.add()
+        s.trace_id, s.span_id, s.name = os.urandom(16), os.urandom(8), name
+        s.start_time_unix_nano = s.end_time_unix_nano = 1_767_261_600_000_000_000 + len(scope.spans)
+        s.attributes.extend(kvs(attributes))
+
+    req = ExportTraceServiceRequest()
+    rs = req.resource_spans.add()
+    ours, oi = rs.scope_spans.add(), rs.scope_spans.add()
+    ours.scope.name, oi.scope.name = "tests", "OpenInference.Instrumentation.X"
+    kind = "otel_agent.record.kind"
+    add(
+        ours,
+        "otel_agent.conflict",
+        {
+            kind: "conflict",
+            "otel_agent.conflict.id": "cf",
+            "otel_agent.conflict.claim_ids": [1, "c 2", "", "ü"],
+            "otel_agent.conflict.evidence_ids": "not a list",
+        },
+    )
+    add(
+        ours,
+        "otel_agent.citation",
+        {kind: "citation", "otel_agent.citation.id": "ci", "otel_agent.citation.claim_id": "c1"},
+    )  # no evidence id
+    add(
+        ours,
+        "otel_agent.citation",
+        {kind: "citation", "otel_agent.citation.id": "ci2", "otel_agent.citation.evidence_id": "e1"},
+    )  # no claim id: no row
+    add(ours, "otel_agent.evidence_item", {kind: "evidence_item", "otel_agent.evidence.id": 42})
+    add(ours, "otel_agent.claim", {kind: "claim"})  # no id: no row
+    add(ours, "otel_agent.step", {kind: "step", "otel_agent.step.id": "s1"})  # not a lineage record
+    docs = json.dumps([{"id": "d1", "content": "x"}])
+    for name in ("retrieval", "retrieval web", "retrievalweb", "Retrieval"):
+        add(ours, name, {"gen_ai.retrieval.documents": docs})
+    add(oi, "VectorStoreRetriever", {"retrieval.documents.0.document.id": "d2"})
+
+    s = Store(tmp_path / "odd.duckdb")
+    batch = decode_payload("traces", PROTOBUF, req.SerializeToString(), s.redactor, None, 0)
+    assert batch.retrieval_spans == 3  # 'retrieval', 'retrieval web' and the OpenInference span
+    s.writer.write(batch)
+    assert multiset(s, KEYS) == multiset(s, KEYS_RULE)
+    assert s.rows("SELECT count(*) FROM spans WHERE is_retrieval_span(name, scope_name)") == [(3,)]
+    fold_rows = Counter(s.rows("SELECT key, next_key FROM lineage_keys"))
+    expected = Counter(
+        [(lineage_key(i), None) for i in ("1", "c 2", "", "ü")]
+        + [(lineage_key("c1"), None), (lineage_key("42"), None)]
+        + [(lineage_key(f"retrieval:{t}:{sp}:0"), lineage_key(d)) for t, sp, d in s.rows(
+            "SELECT d.trace_id, d.span_id, d.document_id FROM parsed_retrieval_documents d")]
+        + [(lineage_key(d), None) for (d,) in s.rows("SELECT document_id FROM parsed_retrieval_documents")]
+    )  # fmt: skip
+    assert fold_rows == expected
+    assert sorted(r[0] for r in s.rows("SELECT document_id FROM parsed_retrieval_documents")) == ["d1", "d1", "d2"]
     s.close()

@@ -13,10 +13,9 @@ CREATE OR REPLACE TEMP TABLE _new_spans AS
 
 INSERT INTO spans BY NAME SELECT * FROM _new_spans;
 
--- where lineage lookups find the new spans (store/schema/060_lineage_keys.sql)
-INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('_new_spans');
--- the documents of retrieval spans, parsed once (store/schema/070_retrieval_documents.sql)
-INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('_new_spans');
+-- where lineage lookups find the new evidence records: the fold's rule in SQL (record_lineage_keys), applied
+-- to the new spans only (the fold's rows cannot tell which copy of a span is the one stored)
+INSERT INTO lineage_keys SELECT * FROM record_lineage_keys('_new_spans');
 
 INSERT INTO span_events BY NAME
     SELECT * FROM incoming_span_events e SEMI JOIN _new_spans n USING (trace_id, span_id)

@@ -1,19 +1,18 @@
--- How lineage_keys rows are computed from spans (the table and what it is for: store/schema/060_lineage_keys.sql).
--- The receiver applies lineage_keys_of to every batch of new spans, in the transaction that stores them
--- (store/ingest/spans_insert_*.sql); the 2 → 3 migration applies it to every stored span.
+-- How lineage_keys rows are computed (the table and what it is for: store/schema/060_lineage_keys.sql).
+--
+-- Rows of our evidence records are computed by the receiver's fold (otel_agent/fold/lineage.py: SQL planning
+-- on the writer's one thread cost too much per commit); record_lineage_keys below is the same rule in SQL, used
+-- to fill old stores, on the re-delivery path, and by a test that checks both agree. Rows of retrieval documents
+-- come from parsed_retrieval_documents (document_lineage_keys), written in the same transaction.
 
 CREATE OR REPLACE MACRO lineage_key(id) AS md5_number_upper(id);
 
--- The rows of the spans in table `source` (any table or view with the columns of `spans`), by what they carry:
---   claim           its id;
+-- The rows of the record spans in table `source` (any table or view with the columns of `spans`):
+--   claim, source   its id;
 --   citation        the claim id it names, leading on to the evidence id it cites;
 --   evidence item   its id, leading on to its source id;
---   source          its id;
---   conflict        every claim and evidence id it lists;
---   retrieval span  (is_retrieval_span) for each document n: the evidence id 'retrieval:<trace>:<span>:<n>',
---                   leading on to the document's source id, and that source id (the document's id, or
---                   'doc:<trace>:<span>:<n>' when it has none).
-CREATE OR REPLACE MACRO lineage_keys_of(source) AS TABLE
+--   conflict        every claim and evidence id it lists.
+CREATE OR REPLACE MACRO record_lineage_keys(source) AS TABLE
 WITH rows AS (
     SELECT record_id AS id, end_time, NULL::VARCHAR AS next_id
     FROM query_table(source)
@@ -33,15 +32,28 @@ WITH rows AS (
            end_time, NULL
     FROM query_table(source)
     WHERE record_kind = 'conflict'
-),
-document_ids AS (
-    SELECT 'retrieval:' || trace_id || ':' || span_id || ':' || doc_index AS evidence_id,
-           coalesce(document_id, 'doc:' || trace_id || ':' || span_id || ':' || doc_index) AS source_id,
-           end_time
-    FROM retrieval_documents_in(source)
 )
 SELECT lineage_key(id) AS key, end_time, lineage_key(next_id) AS next_key
-FROM (SELECT * FROM rows
-      UNION ALL SELECT evidence_id, end_time, source_id FROM document_ids
-      UNION ALL SELECT source_id, end_time, NULL FROM document_ids)
+FROM rows
 WHERE id IS NOT NULL AND end_time IS NOT NULL;
+
+-- The rows of the documents (parsed_retrieval_documents) of the spans in table `source`: for document n of a
+-- span, its evidence id 'retrieval:<trace>:<span>:<n>', leading on to its source id, and that source id (the
+-- document's id, or 'doc:<trace>:<span>:<n>' when it has none).
+CREATE OR REPLACE MACRO document_lineage_keys(source) AS TABLE
+WITH documents AS (
+    SELECT 'retrieval:' || d.trace_id || ':' || d.span_id || ':' || d.doc_index AS evidence_id,
+           coalesce(d.document_id, 'doc:' || d.trace_id || ':' || d.span_id || ':' || d.doc_index) AS source_id,
+           d.end_time
+    FROM parsed_retrieval_documents d
+    SEMI JOIN query_table(source) s USING (trace_id, span_id, end_time)
+)
+SELECT lineage_key(evidence_id) AS key, end_time, lineage_key(source_id) AS next_key FROM documents
+UNION ALL
+SELECT lineage_key(source_id), end_time, NULL FROM documents;
+
+-- Every row of the spans in `source`, as the receiver writes them (documents parsed first).
+CREATE OR REPLACE MACRO lineage_keys_of(source) AS TABLE
+SELECT * FROM record_lineage_keys(source)
+UNION ALL
+SELECT * FROM document_lineage_keys(source);

@@ -1,0 +1,66 @@
+"""The ``lineage_keys`` rows of our evidence records, computed at fold time (store/schema/060_lineage_keys.sql).
+
+Done here rather than by SQL in the writer because the writer is one thread and DuckDB plans every statement
+anew: running the SQL rule on each group commit cost ~10 ms of planning (bench measurement in the 2026-11-30
+note), about as much as storing the spans themselves. The same rule in SQL, ``record_lineage_keys`` in
+store/views/evidence/005_lineage_keys.sql, fills old stores and the re-delivery path, and a test checks that
+both give the same rows for every span of the research scenario.
+
+Retrieval documents of other conventions are parsed by SQL (``retrieval_documents_in``), only for batches that
+hold a retrieval span: ``is_retrieval_span`` is the SQL macro of the same name, also checked by a test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pyarrow as pa
+
+from otel_agent.fold.promoted import as_text
+
+LINEAGE_KEYS_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.uint64()),
+        pa.field("end_time", pa.timestamp("ns")),
+        pa.field("next_key", pa.uint64()),
+    ]
+)
+
+CITATION_EVIDENCE_KEY = "otel_agent.citation.evidence_id"
+CONFLICT_LIST_KEYS = ("otel_agent.conflict.claim_ids", "otel_agent.conflict.evidence_ids")
+LINEAGE_KINDS = frozenset({"claim", "citation", "evidence_item", "source", "conflict"})
+
+
+def lineage_key(record_id: str) -> int:
+    """The first 8 bytes of the id's MD5, little-endian: DuckDB's ``md5_number_upper(id)``."""
+    return int.from_bytes(hashlib.md5(record_id.encode("utf-8")).digest()[:8], "little")
+
+
+def _listed(value: Any) -> list[str]:
+    """The ids of a conflict's list attribute, as ``from_json(value, '["VARCHAR"]')`` reads them."""
+    if not isinstance(value, list):
+        return []
+    return [text for text in (as_text(v) for v in value) if text is not None]
+
+
+def record_lineage_rows(
+    kind: str, record_id: str | None, record_ref: str | None, attributes: dict[str, Any]
+) -> list[tuple[int, int | None]]:
+    """(key, next_key) rows of one record span (its promoted columns and redacted attributes)."""
+    if kind == "claim" or kind == "source":
+        pairs = [(record_id, None)]
+    elif kind == "citation":
+        pairs = [(record_ref, as_text(attributes.get(CITATION_EVIDENCE_KEY)))]
+    elif kind == "evidence_item":
+        pairs = [(record_id, record_ref)]
+    elif kind == "conflict":
+        pairs = [(i, None) for key in CONFLICT_LIST_KEYS for i in _listed(attributes.get(key))]
+    else:
+        return []
+    return [(lineage_key(i), None if n is None else lineage_key(n)) for i, n in pairs if i is not None]
+
+
+def is_retrieval_span(name: str, scope_name: str) -> bool:
+    """A span that may carry retrieval documents of another convention (SQL: ``is_retrieval_span``)."""
+    return name == "retrieval" or name.startswith("retrieval ") or "openinference" in scope_name.lower()
