@@ -22,7 +22,6 @@ import pyarrow as pa
 
 from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
-from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA
 from otel_agent.fold.logs import LOGS_SCHEMA
 from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
@@ -36,12 +35,7 @@ log = logging.getLogger(__name__)
 _SIGNAL_SQL = {
     "traces": (
         "spans",
-        {
-            "spans": SPANS_SCHEMA,
-            "span_events": SPAN_EVENTS_SCHEMA,
-            "span_links": SPAN_LINKS_SCHEMA,
-            "lineage_keys": LINEAGE_KEYS_SCHEMA,
-        },
+        {"spans": SPANS_SCHEMA, "span_events": SPAN_EVENTS_SCHEMA, "span_links": SPAN_LINKS_SCHEMA},
     ),
     "logs": ("logs", {"logs": LOGS_SCHEMA}),
     "metrics": ("metric_points", {"metric_points": METRIC_POINTS_SCHEMA}),
@@ -114,7 +108,15 @@ class Writer:
             }
             for signal, (prefix, _) in _SIGNAL_SQL.items()
         }
-        self._document_sql = [read_sql("ingest", name) for name in ("spans_documents.sql", "spans_document_keys.sql")]
+        self._lookup_sql = {
+            name: read_sql("ingest", f"{name}.sql")
+            for name in (
+                "lineage_keys_insert_all",
+                "lineage_keys_insert_new",
+                "documents_insert",
+                "document_keys_insert",
+            )
+        }
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
         self._lock = threading.Lock()
         self._inflight = 0
@@ -289,10 +291,8 @@ class Writer:
                 stage["duplicates"] += t2 - t1
                 fast = not (stored or repeated)
                 con.execute(sql["insert_all"] if fast else sql["insert_new"]).fetchall()
-                if signal == "traces" and any(m.retrieval_spans for m in members):
-                    # documents of other conventions' retrieval spans: parsed by SQL, only when there are any
-                    for statement in self._document_sql:
-                        con.execute(statement, ["incoming_spans" if fast else "_new_spans"]).fetchall()
+                if signal == "traces":
+                    self._write_lookup_tables(members, fast)
                 t0 = time.perf_counter()
                 stage["insert"] += t0 - t2
                 for name in tables:
@@ -309,6 +309,25 @@ class Writer:
         self.stats.commits += 1
         self.stats.batches += len(batches)
         self.stats.items += sum(b.accepted for b in batches)
+
+    def _write_lookup_tables(self, members: list[FoldedBatch], fast: bool) -> None:
+        """lineage_keys rows of the evidence records the fold found, and the documents of other conventions'
+        retrieval spans (store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql). Each statement runs
+        only when the batch has something for it: DuckDB plans every statement anew, ~1 ms even for an empty
+        insert, on this one thread."""
+        con, sql = self.con, self._lookup_sql
+        keys = [m.tables["lineage_keys"] for m in members if m.tables.get("lineage_keys") is not None]
+        if any(t.num_rows for t in keys):
+            if fast:
+                con.register("incoming_lineage_keys", pa.concat_tables(keys))
+                con.execute(sql["lineage_keys_insert_all"]).fetchall()
+                con.unregister("incoming_lineage_keys")
+            else:
+                con.execute(sql["lineage_keys_insert_new"]).fetchall()
+        if any(m.retrieval_spans for m in members):
+            source = ["incoming_spans" if fast else "_new_spans"]
+            con.execute(sql["documents_insert"], source).fetchall()
+            con.execute(sql["document_keys_insert"], source).fetchall()
 
     def close(self) -> None:
         """Refuse new work, commit everything already queued, stop the thread."""

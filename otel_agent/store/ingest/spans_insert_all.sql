@@ -2,5 +2,3 @@
 INSERT INTO spans BY NAME SELECT * FROM incoming_spans;
 INSERT INTO span_events BY NAME SELECT * FROM incoming_span_events;
 INSERT INTO span_links BY NAME SELECT * FROM incoming_span_links;
--- where lineage lookups find our evidence records (computed by the fold: otel_agent/fold/lineage.py)
-INSERT INTO lineage_keys SELECT key, end_time, next_key FROM incoming_lineage_keys;

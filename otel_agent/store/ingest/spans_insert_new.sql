@@ -13,10 +13,6 @@ CREATE OR REPLACE TEMP TABLE _new_spans AS
 
 INSERT INTO spans BY NAME SELECT * FROM _new_spans;
 
--- where lineage lookups find the new evidence records: the fold's rule in SQL (record_lineage_keys), applied
--- to the new spans only (the fold's rows cannot tell which copy of a span is the one stored)
-INSERT INTO lineage_keys SELECT * FROM record_lineage_keys('_new_spans');
-
 INSERT INTO span_events BY NAME
     SELECT * FROM incoming_span_events e SEMI JOIN _new_spans n USING (trace_id, span_id)
     QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, event_index) = 1;

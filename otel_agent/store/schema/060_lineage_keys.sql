@@ -1,8 +1,9 @@
 -- lineage_keys: where the spans of the evidence chain are, and what each one points at (docs/schema.md,
 -- "Lineage keys").
 --
--- An index, not data: every row is computed from one span by lineage_keys_of (views/evidence/005_lineage_keys.sql)
--- in the transaction that stores the span (store/ingest/spans_insert_*.sql), so it says nothing the spans do not.
+-- An index, not data: every row is computed from one span and written in the transaction that stores the span
+-- (otel_agent/ingest/writer.py), so it says nothing the spans do not. The rule: lineage_keys_of in
+-- views/evidence/005_lineage_keys.sql; the fold applies the same rule to our records (otel_agent/fold/lineage.py).
 -- It exists because DuckDB has nothing else that finds a few rows among millions quickly. One scan of a string
 -- column of 1 M spans costs ~5 ms on 2 cores, and the lineage of one claim follows three ids that depend on each
 -- other (claim → citations → evidence → sources). An ART index on `spans` itself would grow the file by ~160

@@ -1,6 +1,6 @@
 -- parsed_retrieval_documents: the documents on retrieval spans of other conventions (OpenInference, GenAI), one
 -- row per document of each stored span, read by retrieval_documents_in (views/evidence/003_retrieval_documents.sql)
--- in the transaction that stores the span (store/ingest/spans_insert_*.sql). Like the promoted span columns, a
+-- in the transaction that stores the span (store/ingest/documents_insert.sql). Like the promoted span columns, a
 -- copy of what the span's JSON already says, taken once: reading the three document forms out of the JSON costs
 -- more to plan than all the rest of a one-claim lineage lookup (~5 of ~18 ms, bench/derive_evidence.py), and
 -- every query of sources and evidence used to parse every retrieval span again. The `retrieval_documents` view

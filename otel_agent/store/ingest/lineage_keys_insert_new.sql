@@ -1,0 +1,4 @@
+-- Re-delivery path, when the fold found evidence records in the batch: the same rule in SQL
+-- (record_lineage_keys), applied to the spans stored now only (the fold's rows cannot tell which copy of a span
+-- is the one stored).
+INSERT INTO lineage_keys SELECT * FROM record_lineage_keys('_new_spans');
