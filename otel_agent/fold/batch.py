@@ -28,8 +28,7 @@ INGEST_FIELDS = [
 @dataclass
 class FoldedBatch:
     """One request's rows. ``items`` counts spans / log records / data points offered, ``rejected`` those
-    refused as invalid (reported back as OTLP partial success). ``retrieval_spans`` counts spans that may carry
-    retrieval documents of other conventions (traces only), which the writer then parses with SQL."""
+    refused as invalid (reported back as OTLP partial success)."""
 
     signal: str
     tables: dict[str, pa.Table]
@@ -38,7 +37,6 @@ class FoldedBatch:
     error_message: str = ""
     payload_bytes: int = 0
     errors: list[str] = field(default_factory=list)
-    retrieval_spans: int = 0
 
     @property
     def accepted(self) -> int:

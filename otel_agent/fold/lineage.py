@@ -6,8 +6,8 @@ note), about as much as storing the spans themselves. The same rule in SQL, ``re
 store/views/evidence/005_lineage_keys.sql, fills old stores and the re-delivery path, and a test checks that
 both give the same rows for every span of the research scenario.
 
-Retrieval documents of other conventions are parsed by SQL (``retrieval_documents_in``), only for batches that
-hold a retrieval span: ``is_retrieval_span`` is the SQL macro of the same name, also checked by a test.
+The rows of retrieval documents of other conventions come with the documents (fold/documents.py).
+``is_retrieval_span`` is the SQL macro of the same name, also checked by a test.
 """
 
 from __future__ import annotations
@@ -59,6 +59,14 @@ def record_lineage_rows(
     else:
         return []
     return [(lineage_key(i), None if n is None else lineage_key(n)) for i, n in pairs if i is not None]
+
+
+def document_lineage_rows(trace_id: str, span_id: str, n: int, document_id: str | None) -> list[tuple[int, int | None]]:
+    """(key, next_key) rows of document n of a retrieval span (SQL: ``document_lineage_keys``): its evidence id
+    leads on to its source id (the document's id, or ``doc:<trace>:<span>:<n>``), and that source id."""
+    source = document_id if document_id is not None else f"doc:{trace_id}:{span_id}:{n}"
+    source_key = lineage_key(source)
+    return [(lineage_key(f"retrieval:{trace_id}:{span_id}:{n}"), source_key), (source_key, None)]
 
 
 def is_retrieval_span(name: str, scope_name: str) -> bool:

@@ -34,10 +34,10 @@ def record_keys() -> dict[str, tuple[str, str | None]]:
 
 
 def as_text(value: Any) -> str | None:
-    """``attributes->>key`` of a decoded attribute value."""
+    """``attributes->>key`` of a decoded attribute value (objects with their keys sorted, as stored)."""
     if value is None or isinstance(value, str):
         return value
-    return orjson.dumps(value).decode()
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def promote(attributes: dict[str, Any], keys: dict[str, tuple[str, str | None]]) -> tuple[Any, Any, Any, Any]:

@@ -15,10 +15,18 @@ from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import RawValueDecoder
 from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
 from otel_agent.fold.common import dumps, extend_resource_scope, fill_ingest_columns, map_dict, map_json, resource_info
-from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA, LINEAGE_KINDS, is_retrieval_span, record_lineage_rows
+from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, provider, span_documents
+from otel_agent.fold.lineage import (
+    LINEAGE_KEYS_SCHEMA,
+    LINEAGE_KINDS,
+    document_lineage_rows,
+    is_retrieval_span,
+    record_lineage_rows,
+)
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, RECORD_KIND_KEY, RUN_ID_KEY, as_text, promote, record_keys
 from otel_agent.fold.redact import Redactor
 
+STEP_ID_KEY = "otel_agent.step.id"
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODES = ("UNSET", "OK", "ERROR")
 
@@ -113,11 +121,11 @@ def fold_traces(
     ) = (cols[n] for n in _SPAN_OWN)
     c_run, c_rkind, c_rid, c_rref = (cols[n] for n in PROMOTED_COLUMNS)
     keys = record_keys()
-    # lineage_keys rows of our evidence records (fold/lineage.py), and how many spans may carry retrieval
-    # documents of other conventions (the writer parses those with SQL)
+    # the rows of the lookup tables: lineage_keys of our evidence records (fold/lineage.py) and the documents of
+    # other conventions' retrieval spans with their lineage_keys (fold/documents.py)
     lk: dict[str, list] = {name: [] for name in LINEAGE_KEYS_SCHEMA.names}
     lk_key, lk_end, lk_next = lk["key"], lk["end_time"], lk["next_key"]
-    retrieval_spans = 0
+    docs: dict[str, list] = {name: [] for name in PARSED_DOCUMENTS_SCHEMA.names}
     items = rejected = 0
     errors: list[str] = []
     for rs in request.resource_spans:
@@ -172,8 +180,6 @@ def fold_traces(
                 c_flags.append(span.flags)
                 name = span.name
                 c_name.append(name)
-                if is_retrieval_span(name, scope_name):
-                    retrieval_spans += 1
                 kind = span.kind
                 c_kind.append(SPAN_KINDS[kind] if 0 <= kind < 6 else str(kind))
                 st, et = span.start_time_unix_nano, span.end_time_unix_nano
@@ -204,6 +210,13 @@ def fold_traces(
                     c_rkind.append(None)
                     c_rid.append(None)
                     c_rref.append(None)
+                if is_retrieval_span(name, scope_name):
+                    for n, doc in span_documents(attributes):
+                        _add_document(docs, tid, sid, et, n, doc, attributes, res.service_name)
+                        for key, next_key in document_lineage_rows(tid, sid, n, doc["document_id"]):
+                            lk_key.append(key)
+                            lk_end.append(et)
+                            lk_next.append(next_key)
                 c_da.append(span.dropped_attributes_count)
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)
@@ -218,9 +231,34 @@ def fold_traces(
             "span_events": table(ev, SPAN_EVENTS_SCHEMA),
             "span_links": table(ln, SPAN_LINKS_SCHEMA),
             "lineage_keys": table(lk, LINEAGE_KEYS_SCHEMA),
+            "parsed_retrieval_documents": table(docs, PARSED_DOCUMENTS_SCHEMA),
         },
         items=items,
         rejected=rejected,
         error_message="; ".join(errors),
-        retrieval_spans=retrieval_spans,
     )
+
+
+def _add_document(
+    docs: dict[str, list],
+    trace_id: str,
+    span_id: str,
+    end_time: int,
+    n: int,
+    doc: dict[str, Any],
+    attributes: dict[str, Any],
+    service_name: str | None,
+) -> None:
+    """One ``parsed_retrieval_documents`` row (columns as store/schema/070_retrieval_documents.sql)."""
+    for column, value in (
+        ("trace_id", trace_id),
+        ("span_id", span_id),
+        ("end_time", end_time),
+        ("doc_index", n),
+        *doc.items(),
+        ("provider", provider(attributes)),
+        ("run_id", as_text(attributes.get(RUN_ID_KEY))),
+        ("step_id", as_text(attributes.get(STEP_ID_KEY))),
+        ("service_name", service_name),
+    ):
+        docs[column].append(value)

@@ -109,13 +109,8 @@ class Writer:
             for signal, (prefix, _) in _SIGNAL_SQL.items()
         }
         self._lookup_sql = {
-            name: read_sql("ingest", f"{name}.sql")
-            for name in (
-                "lineage_keys_insert_all",
-                "lineage_keys_insert_new",
-                "documents_insert",
-                "document_keys_insert",
-            )
+            table: {path: read_sql("ingest", f"{prefix}_insert_{path}.sql") for path in ("all", "new")}
+            for table, prefix in (("lineage_keys", "lineage_keys"), ("parsed_retrieval_documents", "documents"))
         }
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -311,23 +306,21 @@ class Writer:
         self.stats.items += sum(b.accepted for b in batches)
 
     def _write_lookup_tables(self, members: list[FoldedBatch], fast: bool) -> None:
-        """lineage_keys rows of the evidence records the fold found, and the documents of other conventions'
-        retrieval spans (store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql). Each statement runs
-        only when the batch has something for it: DuckDB plans every statement anew, ~1 ms even for an empty
-        insert, on this one thread."""
+        """The lookup tables' rows the fold computed: lineage_keys and parsed_retrieval_documents
+        (store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql). On the re-delivery path their SQL
+        rules are applied to the spans stored now instead. Each statement runs only when the batch has rows for
+        it: DuckDB plans every statement anew, ~1 ms even for an empty insert, on this one thread."""
         con, sql = self.con, self._lookup_sql
-        keys = [m.tables["lineage_keys"] for m in members if m.tables.get("lineage_keys") is not None]
-        if any(t.num_rows for t in keys):
+        for table in ("lineage_keys", "parsed_retrieval_documents"):
+            parts = [m.tables[table] for m in members if table in m.tables and m.tables[table].num_rows]
+            if not parts:
+                continue
             if fast:
-                con.register("incoming_lineage_keys", pa.concat_tables(keys))
-                con.execute(sql["lineage_keys_insert_all"]).fetchall()
-                con.unregister("incoming_lineage_keys")
+                con.register("incoming_" + table, pa.concat_tables(parts))
+                con.execute(sql[table]["all"]).fetchall()
+                con.unregister("incoming_" + table)
             else:
-                con.execute(sql["lineage_keys_insert_new"]).fetchall()
-        if any(m.retrieval_spans for m in members):
-            source = ["incoming_spans" if fast else "_new_spans"]
-            con.execute(sql["documents_insert"], source).fetchall()
-            con.execute(sql["document_keys_insert"], source).fetchall()
+                con.execute(sql[table]["new"]).fetchall()
 
     def close(self) -> None:
         """Refuse new work, commit everything already queued, stop the thread."""

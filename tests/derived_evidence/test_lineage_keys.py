@@ -161,9 +161,10 @@ def test_a_source_retrieved_twice_is_its_earliest_copy_in_both(tmp_path) -> None
 
 
 def test_fold_and_sql_rules_agree_on_odd_records(tmp_path) -> None:
-    """The fold computes record rows in Python (fold/lineage.py); record_lineage_keys is the SQL twin the
-    migration and the re-delivery path use. Lists with numbers, nulls and objects, missing ids, a list that is
-    not one, and which spans count as retrieval spans must come out the same."""
+    """The fold computes lineage rows and reads retrieval documents in Python (fold/lineage.py, documents.py);
+    record_lineage_keys, retrieval_documents_in and document_lineage_keys are the SQL twins the migration and
+    the re-delivery path use. Lists with numbers and objects, missing ids, a list that is not one, which spans
+    count as retrieval spans, and every document form and its odd values must come out the same."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     from tests.otlp_builders import kvs
@@ -176,6 +177,7 @@ def test_fold_and_sql_rules_agree_on_odd_records(tmp_path) -> None:
 
     req = ExportTraceServiceRequest()
     rs = req.resource_spans.add()
+    rs.resource.attributes.extend(kvs({"service.name": "rag"}))
     ours, oi = rs.scope_spans.add(), rs.scope_spans.add()
     ours.scope.name, oi.scope.name = "tests", "OpenInference.Instrumentation.X"
     kind = "otel_agent.record.kind"
@@ -202,25 +204,63 @@ def test_fold_and_sql_rules_agree_on_odd_records(tmp_path) -> None:
     add(ours, "otel_agent.evidence_item", {kind: "evidence_item", "otel_agent.evidence.id": 42})
     add(ours, "otel_agent.claim", {kind: "claim"})  # no id: no row
     add(ours, "otel_agent.step", {kind: "step", "otel_agent.step.id": "s1"})  # not a lineage record
-    docs = json.dumps([{"id": "d1", "content": "x"}])
+    genai = json.dumps(
+        [
+            {"id": "x", "text": "t", "score": " 1e3 ", "metadata": {"source": "s"}},
+            "str",
+            None,
+            {"id": "y", "metadata": "5", "title": "T", "url": ""},
+        ]
+    )
     for name in ("retrieval", "retrieval web", "retrievalweb", "Retrieval"):
-        add(ours, name, {"gen_ai.retrieval.documents": docs})
-    add(oi, "VectorStoreRetriever", {"retrieval.documents.0.document.id": "d2"})
+        add(ours, name, {"gen_ai.retrieval.documents": genai, "gen_ai.data_source.id": "kb", "otel_agent.run.id": 7})
+    add(ours, "retrieval", {"gen_ai.retrieval.documents": '{"id": 1}'})  # not an array: no document
+    add(
+        oi,
+        "VectorStoreRetriever",
+        {
+            "retrieval.documents.0.document.id": "d2",
+            "retrieval.documents.0.document.score": "0.5",
+            "retrieval.documents.0.document.metadata": '{"url":  "u", "n": 1.0e-7}',
+            "retrieval.documents.1.document.content": "",
+            "retrieval.documents.1.document.score": True,
+            "retrieval.documents.2.document.metadata": "not json",
+            "retrieval.documents.03.document.id": "skipped",
+            "db.system": "chroma",
+        },
+    )
+    add(
+        oi,
+        "Retriever",
+        {"retrieval.documents": [{"document.id": 5, "document.metadata": {"b": 1.5, "a": [1, 2]}, "url": 7}]},
+    )
+    add(oi, "ChatModel", {"llm.model_name": "gpt-4o"})  # an OpenInference span without documents
 
     s = Store(tmp_path / "odd.duckdb")
     batch = decode_payload("traces", PROTOBUF, req.SerializeToString(), s.redactor, None, 0)
-    assert batch.retrieval_spans == 3  # 'retrieval', 'retrieval web' and the OpenInference span
     s.writer.write(batch)
     assert multiset(s, KEYS) == multiset(s, KEYS_RULE)
-    assert s.rows("SELECT count(*) FROM spans WHERE is_retrieval_span(name, scope_name)") == [(3,)]
+    assert multiset(s, DOCS) == multiset(s, DOCS_RULE)
+    assert s.rows("SELECT count(*) FROM spans WHERE is_retrieval_span(name, scope_name)") == [(6,)]
+    docs = s.rows(
+        "SELECT origin, doc_index, document_id, content, score, metadata, url, title, provider, run_id "
+        "FROM parsed_retrieval_documents ORDER BY ALL"
+    )
+    assert docs == sorted(
+        [("gen_ai", 0, "x", "t", 1000.0, '{"source":"s"}', "s", None, "kb", "7")] * 2
+        + [("gen_ai", 3, "y", None, None, "5", "", "T", "kb", "7")] * 2
+        + [
+            ("openinference", 0, "d2", None, 0.5, '{"url":  "u", "n": 1.0e-7}', "u", None, "chroma", None),
+            ("openinference", 1, None, "", None, None, None, None, "chroma", None),
+            ("openinference", 2, None, None, None, None, None, None, "chroma", None),
+            ("openinference", 0, "5", None, None, '{"a":[1,2],"b":1.5}', "7", None, None, None),
+        ]
+    )
     fold_rows = Counter(s.rows("SELECT key, next_key FROM lineage_keys"))
-    expected = Counter(
-        [(lineage_key(i), None) for i in ("1", "c 2", "", "ü")]
-        + [(lineage_key("c1"), None), (lineage_key("42"), None)]
-        + [(lineage_key(f"retrieval:{t}:{sp}:0"), lineage_key(d)) for t, sp, d in s.rows(
-            "SELECT d.trace_id, d.span_id, d.document_id FROM parsed_retrieval_documents d")]
-        + [(lineage_key(d), None) for (d,) in s.rows("SELECT document_id FROM parsed_retrieval_documents")]
-    )  # fmt: skip
-    assert fold_rows == expected
-    assert sorted(r[0] for r in s.rows("SELECT document_id FROM parsed_retrieval_documents")) == ["d1", "d1", "d2"]
+    doc_rows = Counter()
+    for t, sp, n, d in s.rows("SELECT trace_id, span_id, doc_index, document_id FROM parsed_retrieval_documents"):
+        source = d if d is not None else f"doc:{t}:{sp}:{n}"
+        doc_rows.update([(lineage_key(f"retrieval:{t}:{sp}:{n}"), lineage_key(source)), (lineage_key(source), None)])
+    records = [(lineage_key(i), None) for i in ("1", "c 2", "", "ü", "c1", "42")]
+    assert fold_rows == Counter(records) + doc_rows
     s.close()

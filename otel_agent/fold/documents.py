@@ -1,0 +1,157 @@
+"""The ``parsed_retrieval_documents`` rows of a retrieval span of another convention, read at fold time.
+
+The rule is the SQL of store/views/evidence/003_retrieval_documents.sql (``retrieval_documents_in``), written
+again in Python because the SQL, run by the writer for each commit that holds a retrieval span, cost ~14 ms of
+the writer's one thread per commit (planning plus JSON functions), which halves what it can store when every
+batch has one (measured in the 2026-11-30 note). Here it runs in the decode workers. The SQL stays the
+reference: it fills old stores and the re-delivery path, and a test checks that both give the same rows,
+document for document, on every form (tests/derived_evidence/test_lineage_keys.py).
+
+Document n of a span's attributes is read from the first of these forms that has it: OpenInference flattened
+keys ``retrieval.documents.<n>.document.id|content|score|metadata``; OpenInference ``retrieval.documents`` as an
+array of objects keyed ``document.*``; GenAI ``gen_ai.retrieval.documents``, an array of objects (or the JSON
+text of one) keyed id, content or text, score, metadata, url, title.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from otel_agent.fold.common import dumps
+from otel_agent.fold.promoted import as_text
+
+PARSED_DOCUMENTS_SCHEMA = pa.schema(
+    [
+        pa.field("trace_id", pa.string()),
+        pa.field("span_id", pa.string()),
+        pa.field("end_time", pa.timestamp("ns")),
+        pa.field("doc_index", pa.int32()),
+        pa.field("origin", pa.string()),
+        pa.field("document_id", pa.string()),
+        pa.field("content", pa.string()),
+        pa.field("score", pa.float64()),
+        pa.field("metadata", pa.string()),
+        pa.field("url", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("provider", pa.string()),
+        pa.field("run_id", pa.string()),
+        pa.field("step_id", pa.string()),
+        pa.field("service_name", pa.string()),
+    ]
+)
+
+_FLAT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(?:id|content|score|metadata)")
+_FLAT_FIELDS = ("id", "content", "score", "metadata")
+_INT32_MAX = 2**31 - 1
+_PROVIDER_KEYS = ("gen_ai.data_source.id", "gen_ai.provider.name", "db.system.name", "db.system")
+
+
+def _json_text(text: str) -> Any:
+    """The value a JSON text holds, or a marker when it is not valid JSON."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _INVALID
+
+
+_INVALID = object()
+
+
+def _genai_documents(attributes: dict[str, Any]) -> Any:
+    value = attributes.get("gen_ai.retrieval.documents")
+    if isinstance(value, str):
+        value = _json_text(value)
+    return value if isinstance(value, list) else None
+
+
+def document_indexes(attributes: dict[str, Any]) -> list[int]:
+    """SQL ``retrieval_document_indexes``: every n some form may have a document at."""
+    found: set[int] = set()
+    for key in attributes:
+        match = _FLAT_KEY.fullmatch(key)
+        if match and int(match.group(1)) <= _INT32_MAX:
+            found.add(int(match.group(1)))
+    for documents in (attributes.get("retrieval.documents"), _genai_documents(attributes)):
+        if isinstance(documents, list):
+            found.update(range(len(documents)))
+    return sorted(found)
+
+
+def _metadata(value: Any) -> tuple[str | None, Any]:
+    """SQL ``retrieval_metadata``: (its JSON text, its value) for an object, or for text that is valid JSON."""
+    if isinstance(value, dict):
+        return dumps(value).decode(), value  # as the attributes JSON holds it
+    if isinstance(value, str):
+        parsed = _json_text(value)
+        if parsed is not _INVALID:
+            return value, parsed
+    return None, None
+
+
+def _text(container: Any, key: str) -> str | None:
+    """``json_extract_string(container, key)``: a string as it is, another value as its JSON text."""
+    return as_text(container.get(key)) if isinstance(container, dict) else None
+
+
+def _first(*values: str | None) -> str | None:
+    """SQL ``coalesce``."""
+    return next((v for v in values if v is not None), None)
+
+
+def _double(text: str | None) -> float | None:
+    """``TRY_CAST(text AS DOUBLE)``."""
+    if text is None or "_" in text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
+    """SQL ``retrieval_document_at``: document n's fields, or None when no form has one."""
+    flat = {f: attributes.get(f"retrieval.documents.{n}.document.{f}") for f in _FLAT_FIELDS}
+    if any(v is not None for v in flat.values()):
+        origin, doc, prefix, raw_metadata = "openinference", flat, "", flat["metadata"]
+    else:
+        oi = attributes.get("retrieval.documents")
+        genai = _genai_documents(attributes)
+        if isinstance(oi, list) and n < len(oi) and isinstance(oi[n], dict):
+            origin, doc, prefix = "openinference", oi[n], "document."
+        elif genai is not None and n < len(genai) and isinstance(genai[n], dict):
+            origin, doc, prefix = "gen_ai", genai[n], ""
+        else:
+            return None
+        raw_metadata = doc.get(prefix + "metadata")
+    metadata_text, metadata = _metadata(raw_metadata)
+    own = doc if prefix else {k: v for k, v in doc.items() if k != "metadata"}
+    return {
+        "origin": origin,
+        "document_id": _text(doc, prefix + "id"),
+        "content": _first(_text(doc, prefix + "content"), _text(doc, prefix + "text")),
+        "score": _double(_text(doc, prefix + "score")),
+        "metadata": metadata_text,
+        "url": _first(
+            _text(own, "url"), _text(metadata, "url"), _text(metadata, "source"), _text(metadata, "file_path")
+        ),
+        "title": _first(_text(own, "title"), _text(metadata, "title")),
+    }
+
+
+def span_documents(attributes: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """(n, fields) of every document of a retrieval span."""
+    documents = ((n, document_at(attributes, n)) for n in document_indexes(attributes))
+    return [(n, d) for n, d in documents if d is not None]
+
+
+def provider(attributes: dict[str, Any]) -> str | None:
+    """SQL ``retrieval_provider``."""
+    for key in _PROVIDER_KEYS:
+        value = as_text(attributes.get(key))
+        if value is not None:
+            return value
+    return None
