@@ -12,8 +12,8 @@ CREATE OR REPLACE MACRO is_retrieval_span(span_name, scope) AS
 --   2. OpenInference `retrieval.documents` as an array of objects keyed `document.*`;
 --   3. GenAI `gen_ai.retrieval.documents`: an array of objects keyed id, content (or text), score, metadata,
 --      url, title, or the same array as a JSON string.
--- The retrieval_documents view enumerates a span's documents with them, and claim_lineage_of reads just the cited
--- document n, so both follow one rule.
+-- retrieval_documents_in (below) reads every document of a span with them; the receiver's fold does the same in
+-- Python (otel_agent/fold/documents.py), and a test checks the two agree.
 CREATE OR REPLACE MACRO genai_retrieval_documents(a) AS
     CASE json_type(json_extract(a, 'gen_ai.retrieval.documents'))
         WHEN 'ARRAY' THEN json_extract(a, 'gen_ai.retrieval.documents')
