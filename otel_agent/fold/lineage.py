@@ -24,8 +24,11 @@ LINEAGE_KEYS_SCHEMA = pa.schema(
         pa.field("key", pa.uint64()),
         pa.field("end_time", pa.timestamp("ns")),
         pa.field("next_key", pa.uint64()),
+        pa.field("kind", pa.string()),
     ]
 )
+DOCUMENT_KIND = "retrieval"
+"""``kind`` of the rows of retrieval documents of other conventions."""
 
 CITATION_EVIDENCE_KEY = "otel_agent.citation.evidence_id"
 CONFLICT_LIST_KEYS = ("otel_agent.conflict.claim_ids", "otel_agent.conflict.evidence_ids")

@@ -17,6 +17,7 @@ from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBa
 from otel_agent.fold.common import dumps, extend_resource_scope, fill_ingest_columns, map_dict, map_json, resource_info
 from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, provider, span_documents
 from otel_agent.fold.lineage import (
+    DOCUMENT_KIND,
     LINEAGE_KEYS_SCHEMA,
     LINEAGE_KINDS,
     document_lineage_rows,
@@ -124,7 +125,7 @@ def fold_traces(
     # the rows of the lookup tables: lineage_keys of our evidence records (fold/lineage.py) and the documents of
     # other conventions' retrieval spans with their lineage_keys (fold/documents.py)
     lk: dict[str, list] = {name: [] for name in LINEAGE_KEYS_SCHEMA.names}
-    lk_key, lk_end, lk_next = lk["key"], lk["end_time"], lk["next_key"]
+    lk_key, lk_end, lk_next, lk_kind = lk["key"], lk["end_time"], lk["next_key"], lk["kind"]
     docs: dict[str, list] = {name: [] for name in PARSED_DOCUMENTS_SCHEMA.names}
     items = rejected = 0
     errors: list[str] = []
@@ -204,6 +205,7 @@ def fold_traces(
                             lk_key.append(key)
                             lk_end.append(et)
                             lk_next.append(next_key)
+                            lk_kind.append(record_kind)
                 else:
                     run_id = attributes.get(RUN_ID_KEY)
                     c_run.append(run_id if run_id is None or type(run_id) is str else as_text(run_id))
@@ -217,6 +219,7 @@ def fold_traces(
                             lk_key.append(key)
                             lk_end.append(et)
                             lk_next.append(next_key)
+                            lk_kind.append(DOCUMENT_KIND)
                 c_da.append(span.dropped_attributes_count)
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)

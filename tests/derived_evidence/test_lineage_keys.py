@@ -16,8 +16,8 @@ from otel_agent.fold.lineage import lineage_key
 from otel_agent.store.database import SCHEMA_VERSION, open_store
 from tests.derived_evidence.support import Store, request, span
 
-KEYS = "SELECT key, end_time, next_key FROM lineage_keys"
-KEYS_RULE = "SELECT key, end_time, next_key FROM lineage_keys_of('spans')"
+KEYS = "SELECT key, end_time, next_key, kind FROM lineage_keys"
+KEYS_RULE = "SELECT key, end_time, next_key, kind FROM lineage_keys_of('spans')"
 DOCS = "SELECT * FROM parsed_retrieval_documents"
 DOCS_RULE = "SELECT * FROM retrieval_documents_in('spans')"
 
@@ -37,7 +37,7 @@ def test_written_rows_equal_the_rules_over_the_stored_spans(store: Store, resear
         WHERE s.record_kind IN ('claim', 'citation', 'evidence_item', 'source')
           AND NOT EXISTS (
               SELECT 1 FROM lineage_keys k
-              WHERE k.end_time = s.end_time
+              WHERE k.end_time = s.end_time AND k.kind = s.record_kind
                 AND k.key = lineage_key(CASE s.record_kind WHEN 'citation' THEN s.record_ref ELSE s.record_id END)
                 AND k.next_key IS NOT DISTINCT FROM CASE s.record_kind
                     WHEN 'citation' THEN lineage_key(s.attributes->>'otel_agent.citation.evidence_id')
@@ -63,8 +63,8 @@ def test_written_rows_equal_the_rules_over_the_stored_spans(store: Store, resear
         (research.ids["oi_evidence_1"], "doc:" + research.ids["oi_evidence_1"].removeprefix("retrieval:")),
     ]:
         (ev_key, src_key) = store.rows("SELECT lineage_key(?), lineage_key(?)", [evidence, source])[0]
-        assert [nxt for (k, _, nxt) in keys.elements() if k == ev_key] == [src_key]
-        assert any(k == src_key and nxt is None for (k, _, nxt) in keys)
+        assert [(nxt, kind) for (k, _, nxt, kind) in keys.elements() if k == ev_key] == [(src_key, "retrieval")]
+        assert any(k == src_key and nxt is None for (k, _, nxt, _) in keys)
 
 
 def test_redelivery_adds_no_rows(store: Store, research, tmp_path) -> None:
@@ -257,6 +257,9 @@ def test_fold_and_sql_rules_agree_on_odd_records(tmp_path) -> None:
         ]
     )
     fold_rows = Counter(s.rows("SELECT key, next_key FROM lineage_keys"))
+    assert Counter(k for (k,) in s.rows("SELECT kind FROM lineage_keys")) == Counter(
+        {"conflict": 4, "citation": 1, "evidence_item": 1, "retrieval": 2 * 8}
+    )
     doc_rows = Counter()
     for t, sp, n, d in s.rows("SELECT trace_id, span_id, doc_index, document_id FROM parsed_retrieval_documents"):
         source = d if d is not None else f"doc:{t}:{sp}:{n}"

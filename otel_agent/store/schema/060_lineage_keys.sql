@@ -11,14 +11,17 @@
 --   key       the id's key, lineage_key(id) (the first 8 bytes of its MD5);
 --   end_time  the end time of the span that carries it;
 --   next_key  the key of the id that span leads on to: a citation → the evidence it cites, an evidence item or
---             a retrieval document → its source; NULL for the others.
+--             a retrieval document → its source; NULL for the others;
+--   kind      the record kind of that span, or 'retrieval' for a document of another convention's retrieval
+--             span (those are read from parsed_retrieval_documents, not from spans).
 -- claim_lineage_of follows keys here (three index lookups), then reads `spans` once, filtered on the end times
 -- found: spans arrive in end-time order, so zone maps skip every row group but those few. It re-checks every
 -- id on the spans themselves; a key never decides alone.
 CREATE TABLE IF NOT EXISTS lineage_keys (
     key UBIGINT NOT NULL,
     end_time TIMESTAMP_NS NOT NULL,
-    next_key UBIGINT
+    next_key UBIGINT,
+    kind VARCHAR NOT NULL
 );
 
 CREATE INDEX IF NOT EXISTS lineage_keys_key ON lineage_keys (key);

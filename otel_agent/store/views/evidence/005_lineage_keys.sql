@@ -14,26 +14,26 @@ CREATE OR REPLACE MACRO lineage_key(id) AS md5_number_upper(id);
 --   conflict        every claim and evidence id it lists.
 CREATE OR REPLACE MACRO record_lineage_keys(source) AS TABLE
 WITH rows AS (
-    SELECT record_id AS id, end_time, NULL::VARCHAR AS next_id
+    SELECT record_id AS id, end_time, NULL::VARCHAR AS next_id, record_kind AS kind
     FROM query_table(source)
     WHERE record_kind IN ('claim', 'source')
     UNION ALL
-    SELECT record_ref, end_time, attributes->>'otel_agent.citation.evidence_id'
+    SELECT record_ref, end_time, attributes->>'otel_agent.citation.evidence_id', record_kind
     FROM query_table(source)
     WHERE record_kind = 'citation'
     UNION ALL
-    SELECT record_id, end_time, record_ref
+    SELECT record_id, end_time, record_ref, record_kind
     FROM query_table(source)
     WHERE record_kind = 'evidence_item'
     UNION ALL
     SELECT unnest(list_concat(
                coalesce(from_json(attributes->'otel_agent.conflict.claim_ids', '["VARCHAR"]'), []),
                coalesce(from_json(attributes->'otel_agent.conflict.evidence_ids', '["VARCHAR"]'), []))),
-           end_time, NULL
+           end_time, NULL, record_kind
     FROM query_table(source)
     WHERE record_kind = 'conflict'
 )
-SELECT lineage_key(id) AS key, end_time, lineage_key(next_id) AS next_key
+SELECT lineage_key(id) AS key, end_time, lineage_key(next_id) AS next_key, kind
 FROM rows
 WHERE id IS NOT NULL AND end_time IS NOT NULL;
 
@@ -48,9 +48,10 @@ WITH documents AS (
     FROM parsed_retrieval_documents d
     SEMI JOIN query_table(source) s USING (trace_id, span_id, end_time)
 )
-SELECT lineage_key(evidence_id) AS key, end_time, lineage_key(source_id) AS next_key FROM documents
+SELECT lineage_key(evidence_id) AS key, end_time, lineage_key(source_id) AS next_key, 'retrieval' AS kind
+FROM documents
 UNION ALL
-SELECT lineage_key(source_id), end_time, NULL FROM documents;
+SELECT lineage_key(source_id), end_time, NULL, 'retrieval' FROM documents;
 
 -- Every row of the spans in `source`, as the receiver writes them (documents parsed first).
 CREATE OR REPLACE MACRO lineage_keys_of(source) AS TABLE

@@ -19,25 +19,28 @@ verdicts AS MATERIALIZED (
 ),
 -- 1. where the spans that name the claim are, then those its citations lead on to, then their sources
 claim_keys AS MATERIALIZED (
-    SELECT end_time, next_key FROM lineage_keys WHERE key = lineage_key(wanted)
+    SELECT end_time, next_key, kind FROM lineage_keys WHERE key = lineage_key(wanted)
 ),
 evidence_keys AS MATERIALIZED (
-    SELECT end_time, next_key FROM lineage_keys WHERE key IN (SELECT next_key FROM claim_keys)
+    SELECT end_time, next_key, kind FROM lineage_keys WHERE key IN (SELECT next_key FROM claim_keys)
 ),
 keys_found AS MATERIALIZED (
-    SELECT end_time FROM claim_keys
-    UNION ALL SELECT end_time FROM evidence_keys
-    UNION ALL SELECT end_time FROM lineage_keys WHERE key IN (SELECT next_key FROM evidence_keys)
+    SELECT end_time, kind FROM claim_keys
+    UNION ALL SELECT end_time, kind FROM evidence_keys
+    UNION ALL SELECT end_time, kind FROM lineage_keys WHERE key IN (SELECT next_key FROM evidence_keys)
 ),
+-- our records among the spans at those end times (few: the rows of documents, which a popular document can
+-- have by the hundred, are read from parsed_retrieval_documents below instead)
 found AS MATERIALIZED (
     SELECT name, record_kind, record_id, record_ref, attributes, trace_id, span_id, start_time
     FROM spans
-    WHERE end_time IN (SELECT end_time FROM keys_found)
+    WHERE end_time IN (SELECT end_time FROM keys_found WHERE kind <> 'retrieval')
       AND record_kind IN ('claim', 'citation', 'evidence_item', 'source', 'conflict')
 ),
 -- 2. the documents of other conventions' retrieval spans at those end times (their evidence and sources)
 documents AS MATERIALIZED (
-    SELECT * FROM parsed_retrieval_documents WHERE end_time IN (SELECT end_time FROM keys_found)
+    SELECT * FROM parsed_retrieval_documents
+    WHERE end_time IN (SELECT end_time FROM keys_found WHERE kind = 'retrieval')
 ),
 -- 3. the claim's citations, the evidence they cite, its sources: each the earliest copy of its id
 ci AS MATERIALIZED (
