@@ -82,13 +82,15 @@ def document_indexes(attributes: dict[str, Any]) -> list[int]:
 
 
 def _metadata(value: Any) -> tuple[str | None, Any]:
-    """SQL ``retrieval_metadata``: (its JSON text, its value) for an object, or for text that is valid JSON."""
+    """SQL ``retrieval_metadata``: (its JSON text, its value) for an object or for text. Whether text is JSON at
+    all is left to DuckDB (documents_insert_all.sql keeps it only if ``json_valid``): DuckDB accepts a little more
+    than orjson (trailing commas, 1e400), so for such text the fold keeps it as SQL does but finds no url or
+    title in it, where SQL would."""
     if isinstance(value, dict):
         return dumps(value).decode(), value  # as the attributes JSON holds it
     if isinstance(value, str):
         parsed = _json_text(value)
-        if parsed is not _INVALID:
-            return value, parsed
+        return value, None if parsed is _INVALID else parsed
     return None, None
 
 
