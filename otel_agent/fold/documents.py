@@ -118,7 +118,8 @@ def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
     """SQL ``retrieval_document_at``: document n's fields, or None when no form has one."""
     flat = {f: attributes.get(f"retrieval.documents.{n}.document.{f}") for f in _FLAT_FIELDS}
     if any(v is not None for v in flat.values()):
-        origin, doc, prefix, raw_metadata = "openinference", flat, "", flat["metadata"]
+        raw_metadata = flat.pop("metadata")
+        origin, doc, prefix = "openinference", flat, ""  # as SQL builds it: id, content, score
     else:
         oi = attributes.get("retrieval.documents")
         genai = _genai_documents(attributes)
@@ -130,7 +131,6 @@ def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
             return None
         raw_metadata = doc.get(prefix + "metadata")
     metadata_text, metadata = _metadata(raw_metadata)
-    own = doc if prefix else {k: v for k, v in doc.items() if k != "metadata"}
     return {
         "origin": origin,
         "document_id": _text(doc, prefix + "id"),
@@ -138,9 +138,9 @@ def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
         "score": _double(_text(doc, prefix + "score")),
         "metadata": metadata_text,
         "url": _first(
-            _text(own, "url"), _text(metadata, "url"), _text(metadata, "source"), _text(metadata, "file_path")
+            _text(doc, "url"), _text(metadata, "url"), _text(metadata, "source"), _text(metadata, "file_path")
         ),
-        "title": _first(_text(own, "title"), _text(metadata, "title")),
+        "title": _first(_text(doc, "title"), _text(metadata, "title")),
     }
 
 
