@@ -3,6 +3,7 @@ about 12 attributes (gen_ai.* ints, doubles, strings), one event per 3 spans, a 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 
@@ -77,8 +78,42 @@ def _attributes(i: int, rnd: random.Random, run_id: str) -> list[KeyValue]:
     ]
 
 
-def make_request(n_spans: int, start_ns: int, seed: int, spacing_ns: int = 20_000) -> bytes:
-    """One ExportTraceServiceRequest of ``n_spans`` spans, all ids fresh, start times from ``start_ns``."""
+def _lineage_attributes(i: int, seed: int, run_id: str) -> tuple[str, list[KeyValue]]:
+    """(span name, attributes) of an evidence record of our instrumentation, kinds in turn, ids per request."""
+    kind = ("source", "evidence_item", "claim", "citation")[i // 10 % 4]
+    ids = {k: f"{k}_{seed}_{i // 40}" for k in ("source", "evidence", "claim", "citation")}
+    common = [kv("otel_agent.run.id", run_id), kv("otel_agent.record.kind", kind)]
+    fields = {
+        "source": {"source.id": ids["source"], "source.url": "https://example.org/a"},
+        "evidence_item": {
+            "evidence.id": ids["evidence"],
+            "evidence.source_id": ids["source"],
+            "evidence.excerpt": "An excerpt of the source, a sentence or two long.",
+        },
+        "claim": {"claim.id": ids["claim"], "claim.text": "A claim of the report."},
+        "citation": {
+            "citation.id": ids["citation"],
+            "citation.claim_id": ids["claim"],
+            "citation.evidence_id": ids["evidence"],
+            "citation.status": "valid",
+        },
+    }[kind]
+    return "otel_agent." + kind, common + [kv("otel_agent." + k, v) for k, v in fields.items()]
+
+
+def _retrieval_attributes(i: int, seed: int) -> list[KeyValue]:
+    """A GenAI retrieval span's attributes: three documents, as a JSON string."""
+    docs = [{"id": f"kb_{(seed + i + d) % 997}", "score": 0.9 - d / 10, "content": "A retrieved passage " * 8}
+            for d in range(3)]  # fmt: skip
+    return [kv("gen_ai.operation.name", "retrieval"), kv("gen_ai.data_source.id", "kb"),
+            kv("gen_ai.retrieval.documents", json.dumps(docs))]  # fmt: skip
+
+
+def make_request(n_spans: int, start_ns: int, seed: int, spacing_ns: int = 20_000, lineage: bool = False) -> bytes:
+    """One ExportTraceServiceRequest of ``n_spans`` spans, all ids fresh, start times from ``start_ns``. With
+    ``lineage``, one span in ten is an evidence record of ours (source, evidence item, claim, citation in turn)
+    and one in fifty a GenAI retrieval span with three documents: what the lineage lookup tables are written
+    for."""
     rnd = random.Random(seed)
     req = ExportTraceServiceRequest()
     rs = req.resource_spans.add()
@@ -108,7 +143,15 @@ def make_request(n_spans: int, start_ns: int, seed: int, spacing_ns: int = 20_00
         st = start_ns + i * spacing_ns
         s.start_time_unix_nano = st
         s.end_time_unix_nano = st + rnd.randint(1_000_000, 900_000_000)
-        s.attributes.extend(_attributes(i, rnd, f"run_{seed}_{i // 100}"))
+        if lineage and i % 10 == 5:
+            s.name, attributes = _lineage_attributes(i, seed, f"run_{seed}_{i // 100}")
+            s.end_time_unix_nano = st
+            s.attributes.extend(attributes)
+        elif lineage and i % 50 == 7:
+            s.name = "retrieval kb"
+            s.attributes.extend(_retrieval_attributes(i, seed))
+        else:
+            s.attributes.extend(_attributes(i, rnd, f"run_{seed}_{i // 100}"))
         if i % 3 == 0:
             e = s.events.add()
             e.time_unix_nano = st + 500

@@ -8,6 +8,7 @@ one process, single-threaded, and the ratio of committed throughput to it.
 
     python bench/ingest.py                       # defaults: 4 clients, 20 s per phase
     python bench/ingest.py --duration 5 --phases grpc
+    python bench/ingest.py --lineage             # with evidence records and retrieval documents in the mix
 """
 
 from __future__ import annotations
@@ -96,14 +97,15 @@ class ReceiverProcess:
 
 
 def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, inflight: int, duration: float,
-                rate: float, max_rate: float, ready: mp.Queue, go: mp.Queue, out: mp.Queue) -> None:  # fmt: skip
+                rate: float, max_rate: float, lineage: bool, ready: mp.Queue, go: mp.Queue,
+                out: mp.Queue) -> None:  # fmt: skip
     # Every client's spans start "now" and move forward in time, as live traffic does (spans of all clients
     # interleave in time; ids are unique per client and request).
     base = time.time_ns()
     # Span time advances as fast as real time at the client's expected rate, so end times follow arrival.
     spacing = int(1e9 / (rate or max_rate))
     payloads = [
-        make_request(spans, base + i * spans * spacing, seed * 100_000 + i, spacing_ns=spacing)
+        make_request(spans, base + i * spans * spacing, seed * 100_000 + i, spacing_ns=spacing, lineage=lineage)
         for i in range(n_requests)
     ]
     if kind == "grpc":
@@ -201,6 +203,7 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
                 args.duration,
                 client_rate,
                 args.max_rate / args.clients,
+                args.lineage,
                 ready,
                 go,
                 out,
@@ -258,11 +261,11 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
     }
 
 
-def ceiling(spans: int, seconds: float = 3.0) -> float:
+def ceiling(spans: int, lineage: bool, seconds: float = 3.0) -> float:
     from otel_agent.fold.decode import PROTOBUF, decode_payload
     from otel_agent.fold.redact import Redactor
 
-    payloads = [make_request(spans, time.time_ns() + i * 10**10, 9_000 + i) for i in range(8)]
+    payloads = [make_request(spans, time.time_ns() + i * 10**10, 9_000 + i, lineage=lineage) for i in range(8)]
     redactor = Redactor()
     n = 0
     t0 = time.perf_counter()
@@ -284,6 +287,11 @@ def main() -> None:
     ap.add_argument("--warmup-s", type=float, default=1.0)
     ap.add_argument("--receiver-args", default="", help="extra arguments for otel-agent serve")
     ap.add_argument("--json", action="store_true", help="print results as JSON too")
+    ap.add_argument(
+        "--lineage",
+        action="store_true",
+        help="one span in ten an evidence record, one in fifty a retrieval span with documents",
+    )
     ap.add_argument("--latency-log", default="", help="write each request's start offset and latency to PATH.*.tsv")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="otel-agent-bench-")
@@ -303,7 +311,7 @@ def main() -> None:
             + ("  (clients ran out of pre-encoded requests: raise --max-rate)" if r["ran_out_of_requests"] else ""),
             flush=True,
         )
-    ceil = ceiling(args.spans)
+    ceil = ceiling(args.spans, args.lineage)
     print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
     for r in rows:
         print(f"  {r['transport']} offered={r['offered_rate']}: {r['committed_spans_per_s'] / ceil:.2f}x the ceiling")
