@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 from otel_agent.fold.promoted import backfill_sql
-from otel_agent.store.database import open_store
+from otel_agent.store.database import fill_lookup_tables, open_store
 
 T0 = "TIMESTAMP_NS '2026-03-01 00:00:00'"
 RUN_SECONDS = 17  # a run starts every 17 s
@@ -201,9 +201,8 @@ def generate(con: duckdb.DuckDBPyConnection, runs: int, operations: int) -> None
     # the typed columns the receiver's fold fills (run_id, record_kind, record_id, record_ref), by the same rule
     # in SQL (tests/derived_evidence/test_promoted_columns.py checks the two agree)
     con.execute(backfill_sql())
-    # and the lookup tables the receiver writes with each batch (store/ingest/spans_insert_*.sql)
-    con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
-    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
+    # and the lookup tables the receiver writes with each batch
+    fill_lookup_tables(con)
     con.execute("CHECKPOINT")
 
 

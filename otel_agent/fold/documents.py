@@ -50,15 +50,15 @@ _INT32_MAX = 2**31 - 1
 _PROVIDER_KEYS = ("gen_ai.data_source.id", "gen_ai.provider.name", "db.system.name", "db.system")
 
 
+_INVALID = object()
+
+
 def _json_text(text: str) -> Any:
-    """The value a JSON text holds, or a marker when it is not valid JSON."""
+    """The value a JSON text holds, or ``_INVALID`` when it is not valid JSON."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return _INVALID
-
-
-_INVALID = object()
 
 
 def _genai_documents(attributes: dict[str, Any]) -> Any:

@@ -7,7 +7,8 @@ store/views/evidence/005_lineage_keys.sql, fills old stores and the re-delivery 
 both give the same rows for every span of the research scenario.
 
 The rows of retrieval documents of other conventions come with the documents (fold/documents.py).
-``is_retrieval_span`` is the SQL macro of the same name, also checked by a test.
+``is_retrieval_scope`` or ``is_retrieval_name`` together are the SQL macro ``is_retrieval_span`` (the fold tests the
+scope once per scope, the name once per span); a test checks which spans' documents are read.
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ def document_lineage_rows(trace_id: str, span_id: str, n: int, document_id: str 
     return [(lineage_key(f"retrieval:{trace_id}:{span_id}:{n}"), source_key), (source_key, None)]
 
 
-def is_retrieval_span(name: str, scope_name: str) -> bool:
-    """A span that may carry retrieval documents of another convention (SQL: ``is_retrieval_span``)."""
-    return name == "retrieval" or name.startswith("retrieval ") or "openinference" in scope_name.lower()
+def is_retrieval_scope(scope_name: str) -> bool:
+    """Every span of an OpenInference instrumentation scope may carry retrieval documents."""
+    return "openinference" in scope_name.lower()
+
+
+def is_retrieval_name(name: str) -> bool:
+    """A GenAI retrieval span (ours included): named ``retrieval`` or ``retrieval {data source}``."""
+    return name == "retrieval" or name.startswith("retrieval ")

@@ -21,7 +21,8 @@ from otel_agent.fold.lineage import (
     LINEAGE_KEYS_SCHEMA,
     LINEAGE_KINDS,
     document_lineage_rows,
-    is_retrieval_span,
+    is_retrieval_name,
+    is_retrieval_scope,
     record_lineage_rows,
 )
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, RECORD_KIND_KEY, RUN_ID_KEY, as_text, promote, record_keys
@@ -133,7 +134,7 @@ def fold_traces(
         res = resource_info(rs, redactor)
         for ss in rs.scope_spans:
             before = len(c_tid)
-            scope_name = ss.scope.name
+            retrieval_scope = is_retrieval_scope(ss.scope.name)
             for span in ss.spans:
                 items += 1
                 tid_raw, sid_raw, pid_raw = span.trace_id, span.span_id, span.parent_span_id
@@ -212,9 +213,11 @@ def fold_traces(
                     c_rkind.append(None)
                     c_rid.append(None)
                     c_rref.append(None)
-                if is_retrieval_span(name, scope_name):
-                    for n, doc in span_documents(attributes):
-                        _add_document(docs, tid, sid, et, n, doc, attributes, res.service_name)
+                if retrieval_scope or is_retrieval_name(name):
+                    documents = span_documents(attributes)
+                    if documents:
+                        _add_documents(docs, tid, sid, et, documents, attributes, res.service_name)
+                    for n, doc in documents:
                         for key, next_key in document_lineage_rows(tid, sid, n, doc["document_id"]):
                             lk_key.append(key)
                             lk_end.append(et)
@@ -242,26 +245,25 @@ def fold_traces(
     )
 
 
-def _add_document(
+def _add_documents(
     docs: dict[str, list],
     trace_id: str,
     span_id: str,
     end_time: int,
-    n: int,
-    doc: dict[str, Any],
+    documents: list[tuple[int, dict[str, Any]]],
     attributes: dict[str, Any],
     service_name: str | None,
 ) -> None:
-    """One ``parsed_retrieval_documents`` row (columns as store/schema/070_retrieval_documents.sql)."""
-    for column, value in (
-        ("trace_id", trace_id),
-        ("span_id", span_id),
-        ("end_time", end_time),
-        ("doc_index", n),
-        *doc.items(),
-        ("provider", provider(attributes)),
-        ("run_id", as_text(attributes.get(RUN_ID_KEY))),
-        ("step_id", as_text(attributes.get(STEP_ID_KEY))),
-        ("service_name", service_name),
-    ):
-        docs[column].append(value)
+    """The ``parsed_retrieval_documents`` rows of one span (columns as store/schema/070_retrieval_documents.sql)."""
+    span_values = {
+        "trace_id": trace_id,
+        "span_id": span_id,
+        "end_time": end_time,
+        "provider": provider(attributes),
+        "run_id": as_text(attributes.get(RUN_ID_KEY)),
+        "step_id": as_text(attributes.get(STEP_ID_KEY)),
+        "service_name": service_name,
+    }
+    for n, doc in documents:
+        for column, value in (*span_values.items(), ("doc_index", n), *doc.items()):
+            docs[column].append(value)

@@ -51,15 +51,20 @@ def _migrate_1_to_2(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(backfill_sql())
 
 
+def fill_lookup_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Fill parsed_retrieval_documents and lineage_keys from every stored span, by the SQL rules (the fold's
+    twins): for stores whose spans got there without the receiver (the 2 → 3 migration, bench stores)."""
+    con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
+    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")  # documents' rows read from it
+
+
 def _migrate_2_to_3(con: duckdb.DuckDBPyConnection) -> None:
-    """Create lineage_keys and parsed_retrieval_documents and fill them from every stored span, by the rules the
-    receiver applies to new ones."""
+    """Create lineage_keys and parsed_retrieval_documents and fill them from every stored span."""
     for name in ("060_lineage_keys.sql", "070_retrieval_documents.sql"):
         con.execute(read_sql("schema", name))
     for name in ("003_retrieval_documents.sql", "005_lineage_keys.sql"):  # the rules, as table macros
         con.execute(read_sql("views/evidence", name))
-    con.execute("INSERT INTO parsed_retrieval_documents SELECT * FROM retrieval_documents_in('spans')")
-    con.execute("INSERT INTO lineage_keys SELECT * FROM lineage_keys_of('spans')")
+    fill_lookup_tables(con)
 
 
 MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3)}
