@@ -1,10 +1,14 @@
 """Every setting of the receiver, in one table: command-line flag > ``OTEL_AGENT_*`` environment variable >
-default. The CLI builds its options from this table and a test checks the README documents each row."""
+default. The CLI builds its options from this table, and ``scripts/gen_settings_doc.py`` writes the README's
+settings tables from it (``--check`` and a test keep them equal), so help text and README cannot drift.
+
+``ENV_ONLY`` lists the settings read only from the environment (no flag), by the module that owns each."""
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +22,7 @@ class Setting:
     type: type
     help: str
     is_flag: bool = False
+    choices: tuple[str, ...] | None = None
 
     @property
     def flag(self) -> str:
@@ -30,10 +35,18 @@ class Setting:
 
 MiB = 1024 * 1024
 
+DEFAULT_DB = "./otel_agent.duckdb"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
 SETTINGS: tuple[Setting, ...] = (
-    Setting("db", "./otel_agent.duckdb", str, "DuckDB file to write (created if missing)."),
-    Setting("grpc_endpoint", "127.0.0.1:4317", str, "host:port for OTLP/gRPC and the gRPC API."),
-    Setting("http_endpoint", "127.0.0.1:4318", str, "host:port for OTLP/HTTP, the HTTP API and /healthz."),
+    Setting("db", DEFAULT_DB, str, "DuckDB file to write (created if missing)."),
+    Setting("grpc_endpoint", "127.0.0.1:4317", str, "host:port for OTLP/gRPC and the gRPC API (port 0: any free one)."),
+    Setting(
+        "http_endpoint",
+        "127.0.0.1:4318",
+        str,
+        "host:port for OTLP/HTTP, the HTTP API and /healthz (port 0: any free one).",
+    ),
     Setting("max_message_bytes", 16 * MiB, int, "Largest request accepted, on the wire and after gzip."),
     Setting(
         "queue_max_bytes",
@@ -59,7 +72,51 @@ SETTINGS: tuple[Setting, ...] = (
     # the default of store.database.DEFAULT_CHECKPOINT_THRESHOLD (why 32MB: see there)
     Setting("checkpoint_threshold", "32MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
-    Setting("log_level", "info", str, "debug, info, warning or error."),
+    Setting("log_level", "info", str, "debug, info, warning or error.", choices=LOG_LEVELS),
+)
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """A setting read only from the environment, by the module named in ``read_by``."""
+
+    env: str
+    default: str
+    help: str
+    read_by: str
+
+
+ENV_ONLY: tuple[EnvSetting, ...] = (
+    EnvSetting(
+        "OTEL_AGENT_PRICES",
+        "(none)",
+        "CSV file of model prices added to the shipped table (user rows win); read when a store is opened for writing.",
+        "otel_agent.store.prices",
+    ),
+    EnvSetting(
+        "OTEL_AGENT_CAPTURE_CONTENT",
+        "off",
+        "Instrumentation: record message and tool content on spans (true/1/yes/on).",
+        "otel_agent.instrument.config",
+    ),
+    EnvSetting(
+        "OTEL_AGENT_RECEIVER",
+        "(none)",
+        "Reading commands: HTTP address of the receiver to query (same as --receiver).",
+        "otel_agent.cli.options",
+    ),
+    EnvSetting(
+        "OTEL_AGENT_TOKEN",
+        "(none)",
+        "Reading and review commands: bearer token for the receiver (same as --token).",
+        "otel_agent.cli.options",
+    ),
+    EnvSetting(
+        "OTEL_AGENT_REVIEWER",
+        "(none)",
+        "review / trust: who decides (same as --reviewer / --by).",
+        "otel_agent.cli.evidence_cmds",
+    ),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -100,6 +157,10 @@ class ReceiverConfig:
         return config
 
     def validate(self) -> None:
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigError(f"log_level {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
+        for name in ("grpc_endpoint", "http_endpoint"):
+            parse_endpoint(name, getattr(self, name))
         for name in ("max_message_bytes", "queue_max_bytes", "batch_max_items"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
@@ -118,10 +179,53 @@ class ReceiverConfig:
 def _parse(s: Setting, raw: str) -> Any:
     if s.type is bool:
         return raw.strip().lower() in ("1", "true", "yes", "on")
+    if s.choices is not None and raw not in s.choices:
+        raise ConfigError(f"{s.env}={raw!r}: expected one of {', '.join(s.choices)}")
     try:
         return s.type(raw)
     except ValueError as exc:
         raise ConfigError(f"{s.env}={raw!r}: expected {s.type.__name__}") from exc
+
+
+# RFC 1123 host names: dot-separated labels of letters, digits and inner hyphens.
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*$")
+
+
+def parse_endpoint(name: str, endpoint: str) -> tuple[str, int]:
+    """``host:port`` → (host, port), or a ConfigError naming the setting. The host is an IPv4 address, an
+    IPv6 address in brackets (``[::1]:4317``) or a host name; the port is 1–65535, or 0 for any free port
+    (what the tests and the demo use)."""
+    where = f"--{name.replace('_', '-')} {endpoint!r}"
+    host, sep, port_text = endpoint.strip().rpartition(":")
+    if not sep or not host or not port_text:
+        raise ConfigError(f"{where} has no port: expected host:port, e.g. 127.0.0.1:4317")
+    if host.startswith("["):
+        if not host.endswith("]"):
+            raise ConfigError(f"{where}: unbalanced brackets around the IPv6 address")
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise ConfigError(f"{where}: {host[1:-1]!r} is not an IPv6 address") from None
+        host = host[1:-1]
+    elif ":" in host:
+        raise ConfigError(f"{where}: an IPv6 address needs brackets, e.g. [::1]:4317")
+    elif not _HOSTNAME.match(host) or (host.replace(".", "").isdigit() and not _is_ipv4(host)):
+        raise ConfigError(f"{where}: {host!r} is not a host name or IP address")
+    if not port_text.isdigit():
+        raise ConfigError(f"{where}: port {port_text!r} is not a number")
+    port = int(port_text)
+    if port > 65535:
+        raise ConfigError(f"{where}: port {port} is outside 1-65535")
+    return host, port
+
+
+def _is_ipv4(host: str) -> bool:
+    try:
+        ipaddress.IPv4Address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def host_of(endpoint: str) -> str:

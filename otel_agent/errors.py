@@ -73,6 +73,15 @@ class ConfigError(OtelAgentError):
     """A setting has a value that cannot be used."""
 
 
+class StoreHeldError(ConfigError):
+    """Another process (a receiver, an exporter, a DuckDB shell) holds the store file's lock."""
+
+
+class EndpointUnavailableError(ConfigError, OSError):
+    """An endpoint cannot be listened on: its port is in use, or its address is not this machine's.
+    (An OSError too, as the failed bind it reports.)"""
+
+
 class NotFoundError(OtelAgentError):
     """A referenced record (review target, artifact, run) does not exist."""
 

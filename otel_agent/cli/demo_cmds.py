@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-DEFAULT_DB = "./otel_agent.duckdb"
+from otel_agent.config import DEFAULT_DB
 
 
 @click.command()
@@ -12,6 +12,7 @@ DEFAULT_DB = "./otel_agent.duckdb"
     "--db",
     default=DEFAULT_DB,
     show_default=True,
+    type=click.Path(dir_okay=False),
     help="DuckDB file to write (must not exist yet, unless --replace).",
 )
 @click.option(
@@ -30,17 +31,13 @@ def demo(db: str, embedded: bool, replace: bool) -> None:
     """
     from otel_agent.demo.runner import run_demo
     from otel_agent.demo.summary import explore, summarize
-    from otel_agent.errors import OtelAgentError
 
     click.echo(f"otel-agent demo: deep research, {'embedded exporter' if embedded else 'OTLP/gRPC'} -> {db}")
-    try:
-        result = run_demo(db, embedded=embedded, replace=replace, echo=click.echo)
-    except OtelAgentError as exc:
-        raise click.ClickException(str(exc)) from exc
+    result = run_demo(db, embedded=embedded, replace=replace, echo=click.echo)
     click.echo("")
     click.echo(summarize(db, result.run_id))
     click.echo("")
-    click.echo(explore(db))
+    click.echo(explore(db, result.run_id))
 
 
 COMMANDS: list[click.Command] = [demo]

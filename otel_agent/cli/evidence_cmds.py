@@ -13,17 +13,20 @@ from typing import Any
 
 import click
 
-from otel_agent.cli.options import db_option, format_option, receiver_option, token_option
+from otel_agent.cli.options import db_option, reading_options, receiver_option, token_option
+from otel_agent.cli.receipts import (
+    ACK_WINDOW_S,
+    ATTEMPTS_SQL,
+    PROGRESS_WINDOW_S,
+    RECEIPTS_SQL,
+    STATES,
+    VERIFICATION_WINDOW_S,
+    receipt_params,
+)
+from otel_agent.config import DEFAULT_DB
+from otel_agent.server.review_targets import KIND_ALIASES, all_decisions, kinds_accepting
 
-DEFAULT_DB = "./otel_agent.duckdb"
-RECORD_VERBS = ("approve", "reject", "annotate")
-CONFLICT_VERBS = ("acknowledge", "resolve")
-STATES = ("verified", "orphaned", "working", "waiting", "stuck", "outcome_failed", "uncertain")
-KINDS = ("evidence_item", "evidence", "claim", "artifact_version", "version", "memory_proposal", "memory", "conflict")
-
-
-def _fail(exc: Exception) -> click.ClickException:
-    return click.ClickException(str(exc))
+TIME = click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%d"])
 
 
 def _post(url: str, path: str, body: dict[str, Any], token: str | None) -> dict[str, Any]:
@@ -55,6 +58,7 @@ def _write_file(db: str, fn: Any) -> Any:
     """Run ``fn(con)`` in one transaction on the store file itself (no receiver holds it)."""
     import duckdb
 
+    from otel_agent.errors import StoreHeldError
     from otel_agent.query.client import StoreNotFoundError
     from otel_agent.store.database import open_store
 
@@ -63,7 +67,7 @@ def _write_file(db: str, fn: Any) -> Any:
     try:
         con = open_store(db)
     except duckdb.IOException as exc:
-        raise click.ClickException(
+        raise StoreHeldError(
             f"cannot open {db} for writing ({exc}); if a receiver holds it, pass --receiver URL"
         ) from exc
     try:
@@ -117,15 +121,14 @@ def submit_review(
 
 
 def _review_command(verb: str) -> click.Command:
-    conflict_only = verb in CONFLICT_VERBS
-    kinds = ("conflict",) if conflict_only else KINDS
+    kinds = kinds_accepting(verb)
 
     @click.command(verb)
     @click.argument("kind", type=click.Choice(kinds))
     @click.argument("record_id")
     @click.option("--reviewer", required=True, envvar="OTEL_AGENT_REVIEWER", show_envvar=True, help="Who decides.")
     @click.option("--reason", default=None, help="Why" + (" (the annotation itself)." if verb == "annotate" else "."))
-    @db_option()
+    @db_option(writes=True)
     @receiver_option
     @token_option
     @click.option("--json", "as_json", is_flag=True, help="Print the stored review as JSON.")
@@ -139,14 +142,9 @@ def _review_command(verb: str) -> click.Command:
         token: str | None,
         as_json: bool,
     ) -> None:
-        from otel_agent.errors import OtelAgentError
-
         if verb == "annotate" and not reason:
             raise click.UsageError("annotate needs --reason TEXT (the annotation)")
-        try:
-            stored = submit_review(db or DEFAULT_DB, receiver, token, kind, record_id, verb, reviewer, reason)
-        except OtelAgentError as exc:
-            raise _fail(exc) from exc
+        stored = submit_review(db or DEFAULT_DB, receiver, token, kind, record_id, verb, reviewer, reason)
         if as_json:
             click.echo(json.dumps(stored, indent=2))
         else:
@@ -155,11 +153,11 @@ def _review_command(verb: str) -> click.Command:
                 f"by {stored['reviewer']} at {stored['reviewed_at']} ({stored['via']})"
             )
 
-    what = "a conflict" if conflict_only else "an evidence item, claim, artifact version or memory proposal"
+    what = " or ".join(sorted({KIND_ALIASES[k].replace("_", " ") for k in kinds}))
     command.help = (
-        f"{verb.capitalize()} {what} (KIND RECORD_ID). Appends one row to the reviews table, with a copy of the "
+        f"{verb.capitalize()} a {what} (KIND RECORD_ID). Appends one row to the reviews table, with a copy of the "
         "record as it was; an unknown id is an error and writes nothing. Goes through the receiver holding "
-        "the file, if any."
+        f"the file, if any. KIND: {', '.join(kinds)}."
     )
     return command
 
@@ -169,7 +167,7 @@ def review() -> None:
     """Human review of evidence records: approve, reject, annotate; acknowledge or resolve conflicts."""
 
 
-for _verb in (*RECORD_VERBS, *CONFLICT_VERBS):
+for _verb in all_decisions():
     review.add_command(_review_command(_verb))
 
 
@@ -179,7 +177,7 @@ for _verb in (*RECORD_VERBS, *CONFLICT_VERBS):
 @click.option("--revoke", is_flag=True, help="Withdraw the grant instead.")
 @click.option("--by", "changed_by", required=True, envvar="OTEL_AGENT_REVIEWER", show_envvar=True, help="Who.")
 @click.option("--reason", default=None, help="Why.")
-@db_option()
+@db_option(writes=True)
 @receiver_option
 @token_option
 def trust(
@@ -198,78 +196,52 @@ def trust(
     trusted exactly for the services granted (the latest grant or revocation of each pair counts). Receipt
     transitions from untrusted writers are kept and make their operation 'uncertain'.
     """
-    from otel_agent.errors import OtelAgentError
     from otel_agent.query.client import live_receiver
     from otel_agent.server.review_service import write_trust
 
     db = db or DEFAULT_DB
-    try:
-        url = receiver or live_receiver(db)
-        if url:
-            body = {
-                "principal": principal,
-                "serviceName": service_name,
-                "trusted": not revoke,
-                "changedBy": changed_by,
-                "reason": reason,
-            }
-            doc = _post(url, "/v1/writer_trust", body, token)
-            change_id, changed_at = doc.get("changeId"), doc.get("changedAt")
-        else:
-            change = _write_file(
-                db, lambda con: write_trust(con, principal, service_name, not revoke, changed_by, reason)
-            )
-            change_id, changed_at = change.change_id, change.changed_at
-    except OtelAgentError as exc:
-        raise _fail(exc) from exc
+    url = receiver or live_receiver(db)
+    if url:
+        body = {
+            "principal": principal,
+            "serviceName": service_name,
+            "trusted": not revoke,
+            "changedBy": changed_by,
+            "reason": reason,
+        }
+        doc = _post(url, "/v1/writer_trust", body, token)
+        change_id, changed_at = doc.get("changeId"), doc.get("changedAt")
+    else:
+        change = _write_file(db, lambda con: write_trust(con, principal, service_name, not revoke, changed_by, reason))
+        change_id, changed_at = change.change_id, change.changed_at
     verb = "revoked" if revoke else "granted"
     click.echo(f"{change_id}: {verb} {principal} -> {service_name} by {changed_by} at {changed_at}")
 
 
-RECEIPTS_SQL = """
-SELECT operation_id, state, why, waiting_for, ack_latency_s, attempts, current_handoff_id AS handoff_id,
-       expected_artifact, delegator, acceptors, last_transition_at
-FROM receipt_state_at(
-    coalesce(CAST(? AS TIMESTAMP), timezone('UTC', now())),
-    ack_window := to_microseconds(CAST(? * 1e6 AS BIGINT)),
-    progress_window := to_microseconds(CAST(? * 1e6 AS BIGINT)),
-    verification_window := to_microseconds(CAST(? * 1e6 AS BIGINT)))
-WHERE ? IS NULL OR state = ?
-ORDER BY CASE state WHEN 'uncertain' THEN 0 WHEN 'orphaned' THEN 1 WHEN 'stuck' THEN 2 WHEN 'outcome_failed' THEN 3
-                    WHEN 'waiting' THEN 4 WHEN 'working' THEN 5 ELSE 6 END,
-         last_transition_at DESC, operation_id
-"""
-
-ATTEMPTS_SQL = """
-SELECT operation_id, handoff_id, state, why, waiting_for, ack_latency_s, expected_artifact, delegator, acceptors,
-       delegated_at, last_transition_at
-FROM receipt_attempts_at(
-    coalesce(CAST(? AS TIMESTAMP), timezone('UTC', now())),
-    ack_window := to_microseconds(CAST(? * 1e6 AS BIGINT)),
-    progress_window := to_microseconds(CAST(? * 1e6 AS BIGINT)),
-    verification_window := to_microseconds(CAST(? * 1e6 AS BIGINT)))
-WHERE ? IS NULL OR state = ?
-ORDER BY operation_id, delegated_at NULLS FIRST, handoff_id
-"""
+WINDOW = click.FloatRange(min=0, min_open=True)
 
 
 @click.command()
 @click.option("--state", type=click.Choice(STATES), default=None, help="Only operations in this state.")
-@click.option("--at", "as_of", default=None, help="Evaluate as of this UTC time (e.g. 2026-01-01T10:00:00) [now].")
-@click.option("--ack-window", type=float, default=120.0, show_default=True, help="Seconds to acknowledge.")
-@click.option("--progress-window", type=float, default=900.0, show_default=True, help="Seconds between progress.")
 @click.option(
-    "--verification-window", type=float, default=900.0, show_default=True, help="Seconds to verify a completion."
+    "--at", "as_of", type=TIME, default=None, help="Evaluate as of this UTC time (e.g. 2026-01-01T10:00:00) [now]."
+)
+@click.option("--ack-window", type=WINDOW, default=ACK_WINDOW_S, show_default=True, help="Seconds to acknowledge.")
+@click.option(
+    "--progress-window", type=WINDOW, default=PROGRESS_WINDOW_S, show_default=True, help="Seconds between progress."
+)
+@click.option(
+    "--verification-window",
+    type=WINDOW,
+    default=VERIFICATION_WINDOW_S,
+    show_default=True,
+    help="Seconds to verify a completion.",
 )
 @click.option("--attempts", is_flag=True, help="One row per handoff attempt instead of per operation.")
-@db_option(multiple=True)
-@receiver_option
-@token_option
-@format_option
-@click.option("--max-rows", type=int, default=10_000, show_default=True, help="Row cap.")
+@reading_options
 def receipts(
     state: str | None,
-    as_of: str | None,
+    as_of: Any,
     ack_window: float,
     progress_window: float,
     verification_window: float,
@@ -287,49 +259,44 @@ def receipts(
     outcome_failed, uncertain (records disagree or a writer is not trusted). Problems first.
     """
     from otel_agent.cli.render import render
-    from otel_agent.errors import OtelAgentError
     from otel_agent.query.client import run_sql
 
-    params = [as_of, ack_window, progress_window, verification_window, state, state]
-    try:
-        result = run_sql(
-            ATTEMPTS_SQL if attempts else RECEIPTS_SQL,
-            list(db) or [DEFAULT_DB],
-            receiver=receiver,
-            token=token,
-            params=params,
-            max_rows=max_rows,
-        )
-    except OtelAgentError as exc:
-        raise _fail(exc) from exc
+    at = None if as_of is None else as_of.isoformat(sep=" ")
+    params = receipt_params(at, ack_window, progress_window, verification_window, state)
+    result = run_sql(
+        ATTEMPTS_SQL if attempts else RECEIPTS_SQL,
+        list(db) or [DEFAULT_DB],
+        receiver=receiver,
+        token=token,
+        params=params,
+        max_rows=max_rows,
+    )
     click.echo(render(result, fmt))
 
 
+# The whole excerpt: --format table cuts long text for the terminal, csv and json never do.
 LINEAGE_SQL = """
 SELECT claim_id, claim_status, citation_id, citation_status, evidence_id, evidence_status, supports,
-       left(excerpt, 60) AS excerpt, source_id, source_url, source_provider, source_retrieved_at
+       excerpt, source_id, source_url, source_provider, source_retrieved_at
 FROM claim_lineage_of(?) ORDER BY citation_id NULLS FIRST, evidence_id
 """
 
 
 @click.command()
 @click.argument("claim_id")
-@db_option(multiple=True)
-@receiver_option
-@token_option
-@format_option
-def lineage(claim_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str) -> None:
+@reading_options
+def lineage(claim_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str,
+            max_rows: int) -> None:  # fmt: skip
     """Claim → citation → evidence item → source, one row per path, with statuses."""
     from otel_agent.cli.render import render
-    from otel_agent.errors import OtelAgentError
+    from otel_agent.errors import NotFoundError
     from otel_agent.query.client import run_sql
 
-    try:
-        result = run_sql(LINEAGE_SQL, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=[claim_id])
-    except OtelAgentError as exc:
-        raise _fail(exc) from exc
+    result = run_sql(
+        LINEAGE_SQL, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=[claim_id], max_rows=max_rows
+    )
     if not result.rows:
-        raise click.ClickException(f"no claim with id {claim_id!r}")
+        raise NotFoundError(f"no claim with id {claim_id!r} (list them with: otel-agent claims)")
     click.echo(render(result, fmt))
 
 
@@ -349,7 +316,9 @@ def _emit(text: str, out: str | None) -> None:
 @export.command("report")
 @click.argument("artifact_or_version_id")
 @click.option("--version", "version", type=int, default=None, help="Version number [latest approved, else latest].")
-@click.option("--out", "-o", default=None, help="Write to this file instead of standard output.")
+@click.option(
+    "--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of standard output."
+)
 @db_option(multiple=True)
 @receiver_option
 @token_option
@@ -362,32 +331,26 @@ def export_report(
     token: str | None,
 ) -> None:
     """The Markdown report of an artifact version, with citations injected after each claim."""
-    from otel_agent.errors import OtelAgentError
     from otel_agent.export import Reader, build_report
 
-    try:
-        report = build_report(Reader(list(db) or [DEFAULT_DB], receiver, token), artifact_or_version_id, version)
-    except OtelAgentError as exc:
-        raise _fail(exc) from exc
+    report = build_report(Reader(list(db) or [DEFAULT_DB], receiver, token), artifact_or_version_id, version)
     _emit(report.markdown, out)
 
 
 @export.command("bundle")
 @click.argument("run_id")
-@click.option("--out", "-o", default=None, help="Write to this file instead of standard output.")
+@click.option(
+    "--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of standard output."
+)
 @db_option(multiple=True)
 @receiver_option
 @token_option
 def export_bundle(run_id: str, out: str | None, db: tuple[str, ...], receiver: str | None, token: str | None) -> None:
     """The JSON evidence bundle of a run (runId, sources, evidence, claims, citations, conflicts, reviews,
     artifacts)."""
-    from otel_agent.errors import OtelAgentError
     from otel_agent.export import Reader, build_bundle
 
-    try:
-        bundle = build_bundle(Reader(list(db) or [DEFAULT_DB], receiver, token), run_id)
-    except OtelAgentError as exc:
-        raise _fail(exc) from exc
+    bundle = build_bundle(Reader(list(db) or [DEFAULT_DB], receiver, token), run_id)
     _emit(json.dumps(bundle, indent=2, ensure_ascii=False) + "\n", out)
 
 

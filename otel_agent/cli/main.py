@@ -3,6 +3,10 @@
 Command bodies import what they need when they run: the decode worker processes re-import this module
 (multiprocessing's spawn runs the parent's ``__main__``), and they should not carry DuckDB, HTTP clients
 or anything else a decoder does not use.
+
+Every failure a person can cause is answered in one line on stderr with exit code 2, never a traceback:
+usage errors (click's), any ``OtelAgentError`` (a setting, a store file, a receiver's answer), and an
+``OSError`` (a file that cannot be read or written). See ``OtelAgentGroup``.
 """
 
 from __future__ import annotations
@@ -16,14 +20,75 @@ from typing import Any
 import click
 
 from otel_agent import __version__
-from otel_agent.cli.options import db_option, format_option, receiver_option, receiver_settings, token_option
-from otel_agent.config import ReceiverConfig
+from otel_agent.cli.options import (
+    db_option,
+    format_option,
+    max_rows_option,
+    receiver_option,
+    receiver_settings,
+    token_option,
+)
+from otel_agent.config import DEFAULT_DB, ReceiverConfig
 from otel_agent.errors import OtelAgentError
 
-DEFAULT_DB = "./otel_agent.duckdb"
+EXIT_FAILURE = 2
 
 
-@click.group()
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+class CommandFailed(click.ClickException):
+    """What an OtelAgentError or OSError becomes at the command line: one line, exit code 2."""
+
+    exit_code = EXIT_FAILURE
+
+
+def _is_duckdb_error(exc: BaseException) -> bool:
+    # checked by module so this module does not import DuckDB (see the module docstring)
+    return type(exc).__module__.split(".")[0] in ("duckdb", "_duckdb")
+
+
+class OtelAgentGroup(click.Group):
+    """The root group: turns our errors into one-line answers, and prints click's usage errors on one line
+    (with where to find help) instead of click's usage block."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except OtelAgentError as exc:
+            raise CommandFailed(one_line(str(exc))) from exc
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            raise CommandFailed(one_line(str(exc))) from exc
+        except Exception as exc:
+            if _is_duckdb_error(exc):
+                raise CommandFailed(one_line(str(exc))) from exc
+            raise
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+            click.echo(f"Error: {one_line(exc.format_message())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"Error: {one_line(exc.format_message())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=OtelAgentGroup)
 @click.version_option(__version__, prog_name="otel-agent")
 def cli() -> None:
     """OpenTelemetry-native observability for LLM agents, stored in DuckDB."""
@@ -35,12 +100,9 @@ def serve(**settings: Any) -> None:
     """Run the OTLP receiver (gRPC and HTTP) writing into a DuckDB file."""
     from otel_agent.server.receiver import Receiver
 
-    try:
-        config = ReceiverConfig.resolve(**settings)
-        logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        receiver = Receiver(config).start()
-    except (OtelAgentError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    config = ReceiverConfig.resolve(**settings)
+    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    receiver = Receiver(config).start()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -62,16 +124,13 @@ def serve(**settings: Any) -> None:
 @receiver_option
 @token_option
 @format_option
-@click.option("--max-rows", type=int, default=10_000, show_default=True, help="Row cap.")
+@max_rows_option
 def sql(query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int) -> None:
     """Run one read-only SQL statement against a store (or a live receiver, or several shards)."""
     from otel_agent.cli.render import render
     from otel_agent.query.client import run_sql
 
-    try:
-        result = run_sql(query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows)
-    except OtelAgentError as exc:
-        raise click.ClickException(str(exc)) from exc
+    result = run_sql(query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows)
     click.echo(render(result, fmt))
 
 
@@ -80,9 +139,9 @@ def main() -> None:  # pragma: no cover - console entry point convenience
 
 
 def _register_commands() -> None:
-    from otel_agent.cli import demo_cmds, evidence_cmds, runs_cmds
+    from otel_agent.cli import demo_cmds, evidence_cmds, list_cmds, runs_cmds
 
-    for module in (demo_cmds, runs_cmds, evidence_cmds):
+    for module in (demo_cmds, runs_cmds, list_cmds, evidence_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

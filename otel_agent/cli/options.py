@@ -7,9 +7,13 @@ from typing import Any
 
 import click
 
-from otel_agent.config import SETTINGS, Setting
+from otel_agent.config import DEFAULT_DB, SETTINGS, Setting
 
 F = Callable[..., Any]
+
+# Settings whose value is a file: click checks the path (a directory is refused with a clear message).
+_FILE_SETTINGS = {"db": click.Path(dir_okay=False), "tokens_file": click.Path(exists=True, dir_okay=False),
+                  "redaction_rules": click.Path(exists=True, dir_okay=False)}  # fmt: skip
 
 
 def setting_option(s: Setting) -> Callable[[F], F]:
@@ -17,7 +21,7 @@ def setting_option(s: Setting) -> Callable[[F], F]:
     if s.is_flag:
         kwargs.update(is_flag=True, default=None)
     else:
-        kwargs["type"] = s.type
+        kwargs["type"] = _FILE_SETTINGS.get(s.name) or (click.Choice(s.choices) if s.choices else s.type)
         kwargs["help"] = f"{s.help} [default: {s.default}]"
     return click.option(s.flag, s.name, **kwargs)
 
@@ -29,7 +33,16 @@ def receiver_settings(fn: F) -> F:
     return fn
 
 
-def db_option(multiple: bool = False) -> Callable[[F], F]:
+def db_option(multiple: bool = False, writes: bool = False) -> Callable[[F], F]:
+    if writes:
+        text = (
+            f"DuckDB file to write into [default: {DEFAULT_DB}]; when a receiver holds it, the write goes "
+            "through that receiver"
+        )
+    else:
+        text = f"DuckDB file to read [default: {DEFAULT_DB}]" + (
+            "; repeat to query several shards as one" if multiple else ""
+        )
     return click.option(
         "--db",
         "db",
@@ -37,8 +50,8 @@ def db_option(multiple: bool = False) -> Callable[[F], F]:
         show_envvar=True,
         multiple=multiple,
         default=None,
-        help="DuckDB file to read [default: ./otel_agent.duckdb]"
-        + ("; repeat to query several shards as one" if multiple else ""),
+        type=click.Path(dir_okay=False),
+        help=text,
     )
 
 
@@ -64,5 +77,26 @@ format_option = click.option(
     type=click.Choice(["table", "csv", "json"]),
     default="table",
     show_default=True,
-    help="Output format.",
+    help="Output format (table cuts long text with …; csv and json never cut).",
 )
+
+max_rows_option = click.option(
+    "--max-rows",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Row cap (the output says when it was reached).",
+)
+
+
+def limit_option(default: int, what: str) -> Callable[[F], F]:
+    return click.option(
+        "--limit", type=click.IntRange(min=1), default=default, show_default=True, help=f"How many {what}."
+    )
+
+
+def reading_options(fn: F) -> F:
+    """What every reading command takes: --db (repeatable), --receiver, --token, --format, --max-rows."""
+    for option in reversed((db_option(multiple=True), receiver_option, token_option, format_option, max_rows_option)):
+        fn = option(fn)
+    return fn

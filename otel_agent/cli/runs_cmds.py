@@ -1,7 +1,8 @@
 """Commands: runs, run, metrics (issue 4). Each command imports its heavy modules inside its body (see cli/main.py).
 
-All three read the derived run views (docs/views-runs.md) through ``otel_agent.query.client.run_sql``: from a
-live receiver (``--receiver``, or the one holding ``--db``) or from the closed file(s).
+All three read public run views (docs/views-runs.md; the tree: run_spans) through
+``otel_agent.query.client.run_sql``: from a live receiver (``--receiver``, or the one holding ``--db``) or from
+the closed file(s).
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from typing import Any
 
 import click
 
-from otel_agent.cli.options import db_option, format_option, receiver_option, token_option
-
-DEFAULT_DB = "./otel_agent.duckdb"
+from otel_agent.cli.options import limit_option, reading_options
+from otel_agent.config import DEFAULT_DB
 
 RUNS_SQL = """
 SELECT run_id, workflow_name AS workflow, status, start_time, round(duration_ms / 1000, 3) AS duration_s,
@@ -28,18 +28,8 @@ LIMIT ?
 
 RUN_SQL = "SELECT * FROM runs_for_run(?)"
 
-# Every span of the run with what the tree shows; oa_priced is the classified spans with their cost.
-TREE_SQL = """
-SELECT span_id, parent_span_id, category, record_kind, span_name, duration_ms, status_code, is_error, error_type,
-       workflow_name, agent_name, step_name, skill_name, skill_version, provider, request_model, response_model,
-       input_tokens, output_tokens, cache_read_tokens, cost_usd, cost_source, cost_missing_reason, retry_count,
-       fallback_count, fallback_from_provider, fallback_from_model, nested_call, tool_name, tool_provider,
-       guard_name, guard_outcome, guard_reason, verifier_name, verifier_outcome, verifier_score, verifier_reason,
-       receipt_transition, handoff_to, handoff_from, artifact_id, artifact_version_number
-FROM oa_priced(?)
-WHERE run_id = ?
-ORDER BY start_time, end_time DESC, span_id
-"""
+# Every span of the run with what the tree shows: the public per-run view run_spans (docs/views-runs.md).
+TREE_SQL = "SELECT * FROM run_spans_for_run(?) ORDER BY start_time, end_time DESC, span_id"
 
 METRICS_SQL = "SELECT metric, value, unit FROM run_metrics_for_run(?) ORDER BY metric"
 
@@ -50,24 +40,38 @@ TREE_CATEGORIES = frozenset(
 )  # fmt: skip
 TIMELINE_KINDS = frozenset({"artifact_version"})
 
+# Why a call has no cost, in words (cost_missing_reason, docs/views-runs.md "Cost").
+COST_MISSING = {
+    "no_model": "no model named",
+    "no_usage": "no token usage reported",
+    "no_price": "no price for this model",
+    "not_reported": "not reported",
+}
+STATUS_MESSAGE_WIDTH = 80
 
-def _query(sql: str, params: list[Any], db: Sequence[str], receiver: str | None, token: str | None) -> Any:
-    from otel_agent.errors import OtelAgentError
+
+def _query(
+    sql: str, params: list[Any], db: Sequence[str], receiver: str | None, token: str | None, max_rows: int = 10_000
+) -> Any:
     from otel_agent.query.client import run_sql
 
-    try:
-        return run_sql(sql, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=params)
-    except OtelAgentError as exc:
-        raise click.ClickException(str(exc)) from exc
+    return run_sql(sql, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=params, max_rows=max_rows)
 
 
 def _rows(result: Any) -> list[dict[str, Any]]:
     return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
+def _text(value: Any, width: int = STATUS_MESSAGE_WIDTH) -> str:
+    """Text from telemetry as the tree shows it: escaped, cut to ``width``."""
+    from otel_agent.cli.render import cut, escape
+
+    return cut(escape(str(value)), width)
+
+
 def _ms(value: Any) -> str:
     if value is None:
-        return "?"
+        return "no duration"
     value = float(value)
     if value >= 1000:
         return f"{value / 1000:.2f} s"
@@ -75,19 +79,36 @@ def _ms(value: Any) -> str:
 
 
 def _usd(value: Any) -> str:
-    return "?" if value is None else f"${float(value):.6f}"
+    from otel_agent.cli.render import usd
+
+    return "unknown" if value is None else usd(value)
 
 
 def _tokens(inp: Any, out: Any) -> str:
     if inp is None and out is None:
         return ""
-    return f"tokens {'?' if inp is None else int(inp)}→{'?' if out is None else int(out)}"
+    if inp is None:
+        return f"tokens out {int(out)} (in not reported)"
+    if out is None:
+        return f"tokens in {int(inp)} (out not reported)"
+    return f"tokens {int(inp)}→{int(out)}"
 
 
 def _status(row: dict[str, Any]) -> str:
-    if row.get("is_error"):
-        return click.style(f"ERROR {row.get('error_type') or ''}".rstrip(), fg="red")
-    return ""
+    """ERROR, the error type (unless it is only the _OTHER placeholder) and the span's status message."""
+    if not row.get("is_error"):
+        return ""
+    error_type = row.get("error_type")
+    error_type = None if error_type == "_OTHER" else error_type
+    message = row.get("status_message") or ""
+    text = "ERROR"
+    if error_type and not message.startswith(error_type):
+        text += f" {_text(error_type, 40)}"
+    if message:
+        text += f" {_text(message)}" if error_type and message.startswith(error_type) else f": {_text(message)}"
+    if text == "ERROR" and row.get("error_type"):
+        text += " (no error type or status message recorded)"
+    return click.style(text, fg="red")
 
 
 def describe(row: dict[str, Any]) -> str:
@@ -95,21 +116,26 @@ def describe(row: dict[str, Any]) -> str:
     cat = row["category"]
     parts: list[str]
     if cat == "flow_run":
-        parts = [click.style(f"run {row.get('workflow_name') or row['span_name']}", bold=True), _ms(row["duration_ms"])]
+        name = _text(row.get("workflow_name") or row["span_name"], 60)
+        parts = [click.style(f"run {name}", bold=True), _ms(row["duration_ms"])]
     elif cat == "step":
-        parts = [click.style(f"step {row.get('step_name') or row['span_name']}", bold=True), _ms(row["duration_ms"])]
+        name = _text(row.get("step_name") or row["span_name"], 60)
+        parts = [click.style(f"step {name}", bold=True), _ms(row["duration_ms"])]
     elif cat == "skill_invocation":
-        parts = [f"skill {row.get('skill_name')}@{row.get('skill_version')}", _ms(row["duration_ms"])]
+        version = f"@{row['skill_version']}" if row.get("skill_version") else " (no version)"
+        parts = [f"skill {_text(row.get('skill_name') or row['span_name'], 60)}{version}", _ms(row["duration_ms"])]
     elif cat == "provider_call":
-        model = row.get("request_model") or "?"
-        if row.get("response_model") and row["response_model"] != model:
-            model += f" ({row['response_model']})"
-        parts = [f"call {row.get('provider') or '?'}/{model}", _ms(row["duration_ms"]),
+        model = _text(row.get("request_model") or row.get("response_model") or "unknown model", 60)
+        if row.get("response_model") and row.get("request_model") and row["response_model"] != row["request_model"]:
+            model += f" ({_text(row['response_model'], 60)})"
+        provider = _text(row.get("provider") or "unknown provider", 40)
+        parts = [f"call {provider}/{model}", _ms(row["duration_ms"]),
                  _tokens(row.get("input_tokens"), row.get("output_tokens"))]  # fmt: skip
         if row.get("cost_usd") is not None:
             parts.append(f"{_usd(row['cost_usd'])} ({row.get('cost_source')})")
         elif row.get("cost_missing_reason"):
-            parts.append(f"cost ? ({row['cost_missing_reason']})")
+            reason = row["cost_missing_reason"]
+            parts.append(f"cost unknown ({COST_MISSING.get(reason, reason)})")
         if row.get("retry_count"):
             parts.append(f"retries {int(row['retry_count'])}")
         if row.get("fallback_count"):
@@ -123,9 +149,9 @@ def describe(row: dict[str, Any]) -> str:
         if row.get("nested_call"):
             parts.append("(same call seen by another instrumentation; not counted)")
     elif cat == "tool_invocation":
-        name = row.get("tool_name") or row["span_name"]
+        name = _text(row.get("tool_name") or row["span_name"], 60)
         if row.get("tool_provider"):
-            name += f" ({row['tool_provider']})"
+            name += f" ({_text(row['tool_provider'], 40)})"
         parts = [f"tool {name}", _ms(row["duration_ms"])]
         if row.get("cost_usd") is not None:
             parts.append(_usd(row["cost_usd"]))
@@ -133,29 +159,36 @@ def describe(row: dict[str, Any]) -> str:
             parts.append(f"retries {int(row['retry_count'])}")
     elif cat == "guard_result":
         outcome = row.get("guard_outcome") or "no outcome"
-        text = f"guard {row.get('guard_name')}: {outcome}"
+        text = f"guard {_text(row.get('guard_name') or row['span_name'], 60)}: {_text(outcome, 40)}"
         if row.get("guard_reason"):
-            text += f" ({row['guard_reason']})"
+            text += f" ({_text(row['guard_reason'])})"
         parts = [click.style(text, fg="red" if outcome == "blocked" else None)]
     elif cat == "verifier_result":
         outcome = row.get("verifier_outcome") or "no outcome"
-        text = f"verify {row.get('verifier_name')}: {outcome}"
+        text = f"verify {_text(row.get('verifier_name') or row['span_name'], 60)}: {_text(outcome, 40)}"
         if row.get("verifier_score") is not None:
             text += f" score {float(row['verifier_score']):g}"
         if row.get("verifier_reason"):
-            text += f" ({row['verifier_reason']})"
+            text += f" ({_text(row['verifier_reason'])})"
         parts = [click.style(text, fg="red" if outcome == "failed" else None)]
     elif cat == "handoff":
-        what = f"handoff {row['receipt_transition']}" if row.get("receipt_transition") else "handoff"
-        parts = [f"{what} → {row.get('handoff_to') or '?'}"]
+        what = f"handoff {_text(row['receipt_transition'], 40)}" if row.get("receipt_transition") else "handoff"
+        target = _text(row["handoff_to"], 60) if row.get("handoff_to") else "(no target named)"
+        parts = [f"{what} → {target}"]
         if row.get("handoff_from"):
-            parts.append(f"from {row['handoff_from']}")
+            parts.append(f"from {_text(row['handoff_from'], 60)}")
     elif row.get("record_kind") == "artifact_version":
-        parts = [f"artifact {row.get('artifact_id')} v{row.get('artifact_version_number') or '?'}"]
+        number = row.get("artifact_version_number")
+        version = f"v{number}" if number is not None else "(version number not recorded)"
+        parts = [f"artifact {_text(row.get('artifact_id') or 'unknown', 60)} {version}"]
+        if row.get("record_id"):
+            parts.append(_text(row["record_id"], 60))
     elif row.get("record_kind"):
-        parts = [f"record {row['record_kind']}"]
+        parts = [f"record {_text(row['record_kind'], 40)}"]
+        if row.get("record_id"):
+            parts.append(_text(row["record_id"], 60))
     else:
-        parts = [f"span {row['span_name']} ({cat})"]
+        parts = [f"span {_text(row['span_name'], 60)} ({cat})"]
     parts.append(_status(row))
     return "  ".join(p for p in parts if p)
 
@@ -163,6 +196,11 @@ def describe(row: dict[str, Any]) -> str:
 def build_tree(rows: list[dict[str, Any]], show_all: bool) -> list[str]:
     """Lines of the run's tree: shown spans hang under their nearest shown ancestor (parents may be hidden or
     missing); siblings keep start-time order."""
+    return [line for _, _, line in tree_nodes(rows, show_all)]
+
+
+def tree_nodes(rows: list[dict[str, Any]], show_all: bool) -> list[tuple[int, dict[str, Any], str]]:
+    """(depth, row, line) of every shown span, in the tree's order."""
     by_id = {r["span_id"]: r for r in rows}
 
     def shown(r: dict[str, Any]) -> bool:
@@ -182,19 +220,19 @@ def build_tree(rows: list[dict[str, Any]], show_all: bool) -> list[str]:
     for r in rows:
         if shown(r):
             children.setdefault(shown_parent(r), []).append(r)
-    lines: list[str] = []
+    nodes: list[tuple[int, dict[str, Any], str]] = []
 
-    def walk(node: str | None, prefix: str) -> None:
+    def walk(node: str | None, prefix: str, depth: int) -> None:
         kids = children.get(node, [])
         for i, r in enumerate(kids):
             last = i == len(kids) - 1
-            lines.append(f"{prefix}{'└─ ' if last else '├─ '}{describe(r)}")
-            walk(r["span_id"], prefix + ("   " if last else "│  "))
+            nodes.append((depth, r, f"{prefix}{'└─ ' if last else '├─ '}{describe(r)}"))
+            walk(r["span_id"], prefix + ("   " if last else "│  "), depth + 1)
 
     for r in children.get(None, []):
-        lines.append(describe(r))
-        walk(r["span_id"], "")
-    return lines
+        nodes.append((0, r, describe(r)))
+        walk(r["span_id"], "", 1)
+    return nodes
 
 
 def summary(run: dict[str, Any]) -> list[str]:
@@ -206,7 +244,7 @@ def summary(run: dict[str, Any]) -> list[str]:
     lines = [head]
     agent = f"agent {run['agent_name']}  " if run.get("agent_name") else ""
     lines.append(
-        f"{agent}service {run.get('service_name') or '?'}  started {run.get('start_time')}  "
+        f"{agent}service {run.get('service_name') or '(none)'}  started {run.get('start_time')}  "
         f"duration {_ms(run.get('duration_ms'))}  conventions {', '.join(run.get('conventions') or [])}"
     )
     lines.append(
@@ -225,7 +263,9 @@ def summary(run: dict[str, Any]) -> list[str]:
         "cost": run.get("budget_max_cost_usd"),
     }
     if any(v is not None for v in limits.values()):
-        text = "budget " + ", ".join(f"{k} ≤ {v:g}" for k, v in limits.items() if v is not None)
+        text = "budget " + ", ".join(
+            f"{k} ≤ {_usd(v) if k == 'cost' else f'{v:g}'}" for k, v in limits.items() if v is not None
+        )
         if run.get("budget_exceeded"):
             text += click.style(f"  EXCEEDED: {', '.join(run.get('budget_exceeded_limits') or [])}", fg="red")
         lines.append(text)
@@ -233,56 +273,70 @@ def summary(run: dict[str, Any]) -> list[str]:
 
 
 @click.command("runs")
-@db_option(multiple=True)
-@receiver_option
-@token_option
-@format_option
-@click.option("--limit", type=int, default=20, show_default=True, help="How many runs (most recent first).")
+@reading_options
+@limit_option(20, "runs (most recent first)")
 @click.option(
     "--status", type=click.Choice(["ok", "error", "incomplete"]), default=None, help="Only runs in this state."
 )
 def runs_command(
-    db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, limit: int, status: str | None
-) -> None:
+    db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int, limit: int,
+    status: str | None,
+) -> None:  # fmt: skip
     """Recent runs: status, duration, calls, tokens, cost, guard blocks, errors."""
     from otel_agent.cli.render import render
 
-    result = _query(RUNS_SQL, [status, status, limit], db, receiver, token)
+    result = _query(RUNS_SQL, [status, status, limit], db, receiver, token, max_rows)
     click.echo(render(result, fmt))
 
 
 @click.command("run")
 @click.argument("run_id")
-@db_option(multiple=True)
-@receiver_option
-@token_option
-@click.option("--all", "show_all", is_flag=True, help="Also show records (evidence, claims, ...) and other spans.")
-def run_command(run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, show_all: bool) -> None:
-    """One run as a tree: steps, skills, calls and tools with durations, models, tokens, cost, guards, errors."""
+@reading_options
+@click.option("--all", "show_all", is_flag=True, help="Also show records (with their ids) and other spans.")
+def run_command(
+    run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int,
+    show_all: bool,
+) -> None:  # fmt: skip
+    """One run as a tree: steps, skills, calls and tools with durations, models, tokens, cost, guards, errors.
+
+    --format csv/json print the tree's spans as rows (in the tree's order, with their depth) instead.
+    """
+    from otel_agent.cli.render import render
+    from otel_agent.errors import NotFoundError
+    from otel_agent.query.readonly import QueryResult
+
     found = _rows(_query(RUN_SQL, [run_id], db, receiver, token))
     if not found:
-        raise click.ClickException(f"no run {run_id!r} (list them with: otel-agent runs)")
-    spans = _rows(_query(TREE_SQL, [run_id, run_id], db, receiver, token))
+        raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
+    result = _query(TREE_SQL, [run_id], db, receiver, token, max_rows)
+    nodes = tree_nodes(_rows(result), show_all)
+    if fmt != "table":
+        columns = ["depth", *result.columns]
+        rows = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
+        click.echo(render(QueryResult(columns, ["BIGINT", *result.types], rows, result.truncated), fmt))
+        return
     for line in summary(found[0]):
         click.echo(line)
     click.echo("")
-    for line in build_tree(spans, show_all):
+    for _, _, line in nodes:
         click.echo(line)
+    if result.truncated:
+        click.echo(f"(only the first {max_rows} spans: raise --max-rows to see them all)")
 
 
 @click.command("metrics")
 @click.argument("run_id")
-@db_option(multiple=True)
-@receiver_option
-@token_option
-@format_option
-def metrics_command(run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str) -> None:
+@reading_options
+def metrics_command(
+    run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int
+) -> None:
     """A run's derived metrics (cost, usage, reliability, latency), from run_metrics."""
     from otel_agent.cli.render import render
+    from otel_agent.errors import NotFoundError
 
-    result = _query(METRICS_SQL, [run_id], db, receiver, token)
+    result = _query(METRICS_SQL, [run_id], db, receiver, token, max_rows)
     if not result.rows:
-        raise click.ClickException(f"no run {run_id!r} (list them with: otel-agent runs)")
+        raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
     click.echo(render(result, fmt))
 
 

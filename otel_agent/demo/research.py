@@ -280,11 +280,14 @@ def hand_off(subject: str, start_worker: StartWorker, echo: Echo) -> tuple[str, 
         ref = str(done.get("artifact_ref", ""))
         if code == 0 and ref and len(str(done.get("content_sha256", ""))) == 64:
             fact.verified("artifact_checked")
-            outcome = "outcome verified"
+            outcome = "verified"
         else:
             fact.failed("artifact_missing")
-            outcome = f"outcome failed (worker exit code {code})"
+            outcome = f"outcome_failed (worker exit code {code})"
         oi.flush()
     echo(f"              approved; worker completed {ref} -> {outcome}")
-    echo(f"              {translate.handoff_id} ({C.TRANSLATE_TARGET}) was never accepted")
+    echo(
+        f"              {translate.handoff_id} ({C.TRANSLATE_TARGET}) not accepted: waiting for acknowledgement "
+        "(orphaned once the acknowledgement window passes)"
+    )
     return fact.handoff_id, translate.handoff_id, worker.pid, ref

@@ -1,7 +1,8 @@
-"""What ``otel-agent demo`` prints: a short summary read back from the DuckDB file, and SQL to explore it.
+"""What ``otel-agent demo`` prints: a short summary read back from the DuckDB file, and the commands to explore it.
 
-Everything here is a query over the raw tables (``spans``, ``span_events``, ``span_links``) through
-``run_sql``, the same path ``otel-agent sql`` takes, so what is printed is what was committed.
+The counts and highlights are queries over the raw tables (``spans``, ``span_events``, ``span_links``) through
+``run_sql``, the same path ``otel-agent sql`` takes, so what is printed is what was committed. The receipts are
+``otel-agent receipts``' own query (cli/receipts.py), so the demo says the same state names by the same rules.
 """
 
 from __future__ import annotations
@@ -29,23 +30,8 @@ SELECT service_name, any_value(resource_attributes->>'process.pid') AS pid, coun
 FROM spans GROUP BY service_name ORDER BY min(start_time)
 """
 
-# Receipt state from the transitions alone (docs/semconv.md): order by time, ties by the transition's rank.
-RECEIPTS = f"""
-WITH t AS (
-  SELECT attributes->>'otel_agent.receipt.operation_id' AS operation,
-         attributes->>'otel_agent.receipt.handoff_id' AS handoff,
-         attributes->>'otel_agent.receipt.transition' AS transition,
-         attributes->>'otel_agent.receipt.target' AS target,
-         start_time,
-         CASE attributes->>'otel_agent.receipt.transition'
-           WHEN 'delegated' THEN 0 WHEN 'accepted' THEN 1 WHEN 'completed' THEN 3
-           WHEN 'outcome_verified' THEN 4 WHEN 'outcome_failed' THEN 4 ELSE 2 END AS rank
-  FROM spans WHERE {KIND} = 'receipt_transition')
-SELECT operation, handoff, max(target) AS target,
-       string_agg(transition, ' > ' ORDER BY start_time, rank) AS transitions,
-       last(transition ORDER BY start_time, rank) AS state
-FROM t GROUP BY operation, handoff ORDER BY min(start_time), handoff
-"""
+# The receipts command's columns that fit the summary; same query, same windows, evaluated now.
+RECEIPT_COLUMNS = ("operation_id", "state", "why", "handoff_id", "expected_artifact")
 
 ARTIFACT_VERSIONS = f"""
 SELECT a.attributes->>'otel_agent.artifact.name' AS artifact, a.attributes->>'otel_agent.artifact.type' AS type,
@@ -109,46 +95,6 @@ JOIN spans d ON d.trace_id = l.linked_trace_id AND d.span_id = l.linked_span_id
 WHERE l.attributes->>'otel_agent.link.type' = 'handoff' AND w.{KIND} = 'receipt_transition'
 """
 
-# (what it shows, one-line SQL) — printed as `otel-agent sql` commands; tests run every one of them.
-EXAMPLE_SQL: tuple[tuple[str, str], ...] = (
-    (
-        "claim -> citation -> evidence -> source, for report v2",
-        "SELECT c.attributes->>'otel_agent.claim.text' AS claim, e.attributes->>'otel_agent.evidence.excerpt' AS "
-        "excerpt, s.attributes->>'otel_agent.source.url' AS url FROM spans c "
-        "JOIN spans ci ON ci.attributes->>'otel_agent.citation.claim_id' = c.attributes->>'otel_agent.claim.id' "
-        "JOIN spans e ON e.attributes->>'otel_agent.evidence.id' = ci.attributes->>'otel_agent.citation.evidence_id' "
-        "JOIN spans s ON s.attributes->>'otel_agent.source.id' = e.attributes->>'otel_agent.evidence.source_id' "
-        f"WHERE c.attributes->>'otel_agent.claim.artifact_version_id' = '{C.REPORT_V2}'",
-    ),
-    (
-        "the report's versions, side by side",
-        "SELECT attributes->>'otel_agent.artifact_version.number' AS v, "
-        "attributes->>'otel_agent.artifact_version.content' AS content FROM spans "
-        f"WHERE attributes->>'otel_agent.artifact.id' = '{C.REPORT_ID}' "
-        "AND attributes->>'otel_agent.record.kind' = 'artifact_version' ORDER BY v",
-    ),
-    (
-        "receipt transitions, in order, and who wrote them",
-        "SELECT attributes->>'otel_agent.receipt.handoff_id' AS handoff, attributes->>'otel_agent.receipt.transition' "
-        "AS transition, attributes->>'otel_agent.receipt.waiting_for' AS waiting_for, service_name, start_time "
-        "FROM spans WHERE attributes->>'otel_agent.record.kind' = 'receipt_transition' ORDER BY handoff, start_time",
-    ),
-    (
-        "the handoff link: accepted work -> the delegating span (across processes and traces)",
-        "SELECT w.name AS span, w.service_name AS worker, d.name AS linked_to, d.service_name AS delegator "
-        "FROM span_links l JOIN spans w USING (trace_id, span_id) "
-        "JOIN spans d ON d.trace_id = l.linked_trace_id AND d.span_id = l.linked_span_id",
-    ),
-    (
-        "the context snapshot of the planner call",
-        "SELECT e.attributes->>'otel_agent.context.block.type' AS type, "
-        "e.attributes->>'otel_agent.context.block.status' AS status, "
-        "e.attributes->>'otel_agent.context.block.used_tokens' AS used FROM span_events e "
-        "WHERE e.name = 'otel_agent.context.block'",
-    ),
-)
-
-
 def _rows(db: str, sql: str) -> list[tuple[Any, ...]]:
     return run_sql(sql, [db]).rows
 
@@ -198,8 +144,8 @@ def summarize(db: str, run_id: str) -> str:
         "Spans by otel_agent.record.kind",
         _indent(_table(db, SPANS_BY_KIND)),
         "",
-        "Handoff receipts (state derived from the transitions)",
-        _indent(_table(db, RECEIPTS)),
+        "Handoff receipts (otel-agent receipts)",
+        _indent(receipts_table(db)),
         "",
         "Artifact versions (regenerating adds a version)",
         _indent(_table(db, ARTIFACT_VERSIONS)),
@@ -210,11 +156,38 @@ def summarize(db: str, run_id: str) -> str:
     return "\n".join(parts)
 
 
-def explore(db: str) -> str:
-    """``otel-agent sql`` commands to explore the store, one per line, each under a comment."""
-    quoted = db if all(c.isalnum() or c in "./_-" for c in db) else "'" + db.replace("'", "'\\''") + "'"
-    lines = ["Explore it (more in docs/semconv.md and docs/schema.md):"]
-    for title, sql in EXAMPLE_SQL:
+def receipts_table(db: str) -> str:
+    """The demo's operations as ``otel-agent receipts`` states them (same query, same default windows)."""
+    from otel_agent.cli.receipts import RECEIPTS_SQL, receipt_params
+    from otel_agent.cli.render import table
+
+    result = run_sql(RECEIPTS_SQL, [db], params=receipt_params())
+    keep = [result.columns.index(c) for c in RECEIPT_COLUMNS]
+    return table(list(RECEIPT_COLUMNS), [tuple(row[i] for i in keep) for row in result.rows])
+
+
+def _quote(db: str) -> str:
+    return db if all(c.isalnum() or c in "./_-" for c in db) else "'" + db.replace("'", "'\\''") + "'"
+
+
+def explore_commands(db: str, run_id: str) -> list[tuple[str, str]]:
+    """(what it shows, the command) — tests run every one of them."""
+    q = _quote(db)
+    return [
+        ("recent runs: status, calls, tokens, cost", f"otel-agent runs --db {q}"),
+        ("this run as a tree: steps, calls, tools, guards, handoffs", f"otel-agent run {run_id} --db {q}"),
+        ("the claims and whether evidence supports them", f"otel-agent claims --db {q}"),
+        ("one claim back to its sources", f"otel-agent lineage {C.version_claim_id(2, C.CLAIMS_V2[1])} --db {q}"),
+        ("the handoffs: who accepted, what was verified", f"otel-agent receipts --db {q}"),
+        ("the report with its citations", f"otel-agent export report {C.REPORT_ID} --db {q}"),
+        ("all of it in the browser console", f"otel-agent ui --db {q}"),
+    ]
+
+
+def explore(db: str, run_id: str) -> str:
+    """The commands to explore the store, one per line, each under a comment."""
+    lines = ["Explore it (otel-agent COMMAND --help; the views: docs/views-runs.md, docs/views-evidence.md):"]
+    for title, command in explore_commands(db, run_id):
         lines.append(f"  # {title}")
-        lines.append(f'  otel-agent sql --db {quoted} "{sql}"')
+        lines.append(f"  {command}")
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,64 @@ class Principal:
 ANONYMOUS = Principal(None, ROLES)
 
 
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+_FIELDS = ("token", "token_sha256", "principal", "roles")
+
+
+def parse_tokens(doc: object, path: str) -> dict[str, Principal]:
+    """sha256(token) → principal from a parsed tokens file; a ConfigError naming the entry and the field
+    for anything it cannot use (so a typo never silently locks a client out or lets one in)."""
+
+    def bad(message: str) -> ConfigError:
+        return ConfigError(f"invalid tokens file {path}: {message}")
+
+    if not isinstance(doc, dict):
+        raise bad(f'expected an object {{"tokens": [...]}} at the top, found {type(doc).__name__}')
+    tokens = doc.get("tokens")
+    if not isinstance(tokens, list):
+        raise bad('"tokens" must be a list of entries' + ("" if "tokens" in doc else ' (no "tokens" field)'))
+    if not tokens:
+        raise bad('"tokens" is empty: give at least one entry, or no --tokens-file to turn authentication off')
+    entries: dict[str, Principal] = {}
+    where: dict[str, str] = {}
+    for i, item in enumerate(tokens):
+        entry = f"tokens[{i}]"
+        if not isinstance(item, dict):
+            raise bad(f"{entry} must be an object, found {type(item).__name__}")
+        principal = item.get("principal")
+        if principal is not None and isinstance(principal, str) and principal.strip():
+            entry += f" (principal {principal!r})"
+        unknown_fields = sorted(set(item) - set(_FIELDS))
+        if unknown_fields:
+            raise bad(f"{entry}: unknown field {unknown_fields[0]!r} (fields: {', '.join(_FIELDS)})")
+        if "principal" not in item:
+            raise bad(f"{entry}: missing field 'principal'")
+        if not isinstance(principal, str) or not principal.strip():
+            raise bad(f"{entry}: field 'principal' must be a non-empty string")
+        roles = item.get("roles", [])
+        if not isinstance(roles, list) or not all(isinstance(r, str) for r in roles):
+            raise bad(f"{entry}: field 'roles' must be a list of {sorted(ROLES)}")
+        unknown = set(roles) - ROLES
+        if unknown:
+            raise bad(f"{entry}: field 'roles' has unknown roles {sorted(unknown)} (known: {sorted(ROLES)})")
+        if ("token" in item) == ("token_sha256" in item):
+            raise bad(f"{entry}: needs exactly one of the fields 'token' and 'token_sha256'")
+        if "token_sha256" in item:
+            field, digest = "token_sha256", str(item["token_sha256"]).strip().lower()
+            if not _SHA256_HEX.match(digest):
+                raise bad(f"{entry}: field 'token_sha256' must be 64 hex digits")
+        else:
+            field, token = "token", item["token"]
+            if not isinstance(token, str) or not token.strip():
+                raise bad(f"{entry}: field 'token' must be a non-empty string")
+            digest = hashlib.sha256(token.strip().encode()).hexdigest()
+        if digest in entries:
+            raise bad(f"{entry}: field {field!r} repeats the token of {where[digest]}")
+        entries[digest] = Principal(principal, frozenset(roles))
+        where[digest] = entry
+    return entries
+
+
 class Authenticator:
     def __init__(self, entries: dict[str, Principal] | None) -> None:
         # sha256(token) hex → principal; None means authentication is off.
@@ -45,21 +104,14 @@ class Authenticator:
         if not path:
             return cls(None)
         try:
-            doc = json.loads(Path(path).read_text())
-            entries: dict[str, Principal] = {}
-            for i, item in enumerate(doc["tokens"]):
-                roles = frozenset(item.get("roles", []))
-                unknown = roles - ROLES
-                if unknown:
-                    raise ConfigError(f"tokens file {path}: entry {i} has unknown roles {sorted(unknown)}")
-                if "token_sha256" in item:
-                    digest = str(item["token_sha256"]).lower()
-                else:
-                    digest = hashlib.sha256(str(item["token"]).encode()).hexdigest()
-                entries[digest] = Principal(str(item["principal"]), roles)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"cannot read tokens file {path}: {exc}") from exc
-        return cls(entries)
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read tokens file {path}: {exc.strerror or exc}") from exc
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise ConfigError(f"cannot read tokens file {path}: not JSON ({exc})") from exc
+        return cls(parse_tokens(doc, str(path)))
 
     def authenticate(self, authorization: str | None, role: str) -> Principal:
         """The principal behind an ``Authorization`` header value, checked for ``role``."""

@@ -2,21 +2,31 @@
 
 Shutdown order keeps the durability contract: stop taking new requests, let the in-flight ones finish
 (each is answered only after its commit), commit whatever is still queued, then close the file.
+
+Start-up checks what it can before it creates anything (``preflight``): another receiver holding the file
+(named from its discovery file), endpoints that cannot be listened on. A start that fails after the store was
+created removes the file it created, so a failed ``serve`` leaves no new empty ``.duckdb`` behind.
 """
 
 from __future__ import annotations
 
-import json
+import errno
 import logging
 import os
+import re
+import socket
 from pathlib import Path
 
-from otel_agent.config import ReceiverConfig
+import duckdb
+
+from otel_agent.config import ReceiverConfig, parse_endpoint
+from otel_agent.errors import EndpointUnavailableError, StoreHeldError
 from otel_agent.fold.redact import load_rules
 from otel_agent.ingest.decoder import make_decoder
 from otel_agent.ingest.writer import Writer
 from otel_agent.query.readonly import lock_down
 from otel_agent.server.auth import Authenticator
+from otel_agent.server.discovery import discovery_path, read_discovery, write_discovery
 from otel_agent.server.grpc_transport import build_grpc_server
 from otel_agent.server.http_transport import HttpServer, build_app
 from otel_agent.server.pipeline import IngestPipeline
@@ -27,9 +37,66 @@ from otel_agent.store.database import open_store
 log = logging.getLogger(__name__)
 
 
-def discovery_path(db: str | Path) -> Path:
-    """Where a running receiver says how to reach it, so ``otel-agent sql --db`` can find it."""
-    return Path(str(db) + ".receiver.json")
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
+
+
+def check_not_held(db: str) -> None:
+    """Refuse a store another live receiver announces in its discovery file, naming it."""
+    held = read_discovery(db)
+    if held is not None and held.pid != os.getpid():
+        raise StoreHeldError(
+            f"{db} is held by another otel-agent receiver ({held.describe()}); "
+            "stop it, or send data to it, or choose another --db"
+        )
+
+
+def check_endpoint(name: str, endpoint: str) -> None:
+    """Bind and release ``endpoint`` once, so a port in use is reported by name (before the gRPC core logs
+    its own line, and before the store is opened)."""
+    host, port = parse_endpoint(name, endpoint)
+    if port == 0:
+        return
+    flag = "--" + name.replace("_", "-")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise EndpointUnavailableError(f"cannot listen on {flag} {endpoint}: host {host!r} unknown ({exc})") from None
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                why = f"port {port} is in use by another process"
+            elif exc.errno == errno.EADDRNOTAVAIL:
+                why = f"{host} is not an address of this machine"
+            elif exc.errno == errno.EACCES:
+                why = f"port {port} needs privileges"
+            else:
+                why = exc.strerror or str(exc)
+            raise EndpointUnavailableError(f"cannot listen on {flag} {endpoint}: {why}") from None
+
+
+def preflight(config: ReceiverConfig) -> None:
+    """Everything that can refuse a start before anything is created."""
+    check_not_held(config.db)
+    check_endpoint("grpc_endpoint", config.grpc_endpoint)
+    check_endpoint("http_endpoint", config.http_endpoint)
+
+
+def _open(config: ReceiverConfig) -> duckdb.DuckDBPyConnection:
+    try:
+        return open_store(config.db, checkpoint_threshold=config.checkpoint_threshold, memory_limit=config.memory_limit)
+    except duckdb.IOException as exc:
+        match = _LOCK_HOLDER.search(str(exc))
+        if match is None:
+            raise
+        held = read_discovery(config.db)
+        who = held.describe() if held else f"PID {match['pid']}, {match['exe']}"
+        raise StoreHeldError(
+            f"{config.db} is locked by another process ({who}); stop it or choose another --db"
+        ) from None
 
 
 class Receiver:
@@ -37,9 +104,9 @@ class Receiver:
         self.config = config
         self.auth = Authenticator.from_file(config.tokens_file)
         rules = load_rules(config.redaction_rules, use_defaults=not config.no_default_redaction)
-        self.con = open_store(
-            config.db, checkpoint_threshold=config.checkpoint_threshold, memory_limit=config.memory_limit
-        )
+        preflight(config)
+        self._created = config.db != ":memory:" and not Path(config.db).exists()
+        self.con = _open(config)
         lock_down(self.con)
         self.writer = Writer(
             self.con,
@@ -73,10 +140,13 @@ class Receiver:
                 max_message_bytes=self.config.max_message_bytes,
                 review=self.review,
             )
-        except BaseException:
+        except BaseException as exc:
             if self.http_server is not None:
                 self.http_server.sock.close()
             self._close_storage()
+            self._remove_created()
+            if isinstance(exc, OSError) and not isinstance(exc, EndpointUnavailableError):
+                raise EndpointUnavailableError(f"cannot start the receiver: {exc}") from exc
             raise
         self.grpc_server.start()
         self.http_server.start()
@@ -101,10 +171,13 @@ class Receiver:
         return f"http://{host}:{self.http_port}"
 
     def _write_discovery(self) -> None:
-        path = discovery_path(self.config.db)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "grpc": self.grpc_address, "http": self.http_address}) + "\n")
-        tmp.replace(path)
+        write_discovery(self.config.db, self.grpc_address, self.http_address)
+
+    def _remove_created(self) -> None:
+        """A failed start removes the store file it created (nothing was ever acknowledged into it)."""
+        if self._created:
+            for path in (Path(self.config.db), Path(self.config.db + ".wal")):
+                path.unlink(missing_ok=True)
 
     def stop(self, grace_s: float = 10.0) -> None:
         """Stop accepting, finish and commit in-flight requests, close the store."""

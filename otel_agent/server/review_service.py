@@ -16,43 +16,13 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from otel_agent.errors import InvalidPayloadError, NotFoundError
+from otel_agent.server.review_targets import TARGETS, canonical_kind, decisions_for  # the one table of kinds
 from otel_agent.store.database import store_cursor
 
 if TYPE_CHECKING:
     import duckdb
 
-# canonical kind → (view holding the record, its id column)
-TARGETS: dict[str, tuple[str, str]] = {
-    "evidence_item": ("evidence_items", "evidence_id"),
-    "claim": ("claim_support", "claim_id"),
-    "artifact_version": ("artifact_versions", "version_id"),
-    "memory_proposal": ("memory_proposals", "proposal_id"),
-    "conflict": ("conflicts", "conflict_id"),
-}
-KIND_ALIASES = {
-    "evidence": "evidence_item",
-    "evidence_item": "evidence_item",
-    "claim": "claim",
-    "artifact_version": "artifact_version",
-    "version": "artifact_version",
-    "memory_proposal": "memory_proposal",
-    "memory": "memory_proposal",
-    "conflict": "conflict",
-}
-RECORD_DECISIONS = ("approve", "reject", "annotate")
-CONFLICT_DECISIONS = ("acknowledge", "resolve", "annotate")
 MAX_TEXT = 4096
-
-
-def canonical_kind(kind: str) -> str:
-    canonical = KIND_ALIASES.get((kind or "").strip().lower().replace("-", "_"))
-    if canonical is None:
-        raise InvalidPayloadError(f"unknown review target kind {kind!r}; one of {sorted(TARGETS)}")
-    return canonical
-
-
-def decisions_for(kind: str) -> tuple[str, ...]:
-    return CONFLICT_DECISIONS if kind == "conflict" else RECORD_DECISIONS
 
 
 def _text(value: str | None, what: str, *, required: bool) -> str | None:

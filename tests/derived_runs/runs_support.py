@@ -26,6 +26,7 @@ RUN_VIEWS = [
     "skill_health",
     "tool_usage",
     "run_timeline",
+    "run_spans",
 ]
 """The public views of derived model I (docs/views-runs.md)."""
 

@@ -41,7 +41,7 @@ def test_run_shows_the_tree(demo_store: Path) -> None:
     out = invoke("run", RUN_ID, "--db", str(demo_store))
     lines = out.splitlines()
     assert lines[0].startswith(f"run {RUN_ID}  deep_research  ok")
-    assert "budget model calls ≤ 4, cost ≤ 1  EXCEEDED: model_calls" in out
+    assert "budget model calls ≤ 4, cost ≤ $1.000000  EXCEEDED: model_calls" in out
     assert "cost $0.010000 (+2 unpriced calls)" in out
     tree = lines[lines.index("") + 1 :]
     assert tree[0].startswith("run deep_research")
@@ -60,10 +60,10 @@ def test_run_shows_the_tree(demo_store: Path) -> None:
         ("│  ├─ verify citation_coverage: failed score 0.6 (coverage_insufficient)", None),
         ("│  └─ guard output.citation_required: blocked (uncited_claim)", None),
         ("└─ step synthesize", None),
-        ("   ├─ call openai/house-model-7", "cost ? (no_price)"),
-        ("   ├─ call openai/gpt-4o-mini", "cost ? (no_usage)  ERROR ProviderTimeoutError"),
-        ("   ├─ tool python", "ERROR ValueError"),
-        (f"   ├─ artifact {RUN_ID}_art v1", None),
+        ("   ├─ call openai/house-model-7", "cost unknown (no price for this model)"),
+        ("   ├─ call openai/gpt-4o-mini", "cost unknown (no token usage reported)  ERROR ProviderTimeoutError"),
+        ("   ├─ tool python", "ERROR ValueError: bad code"),
+        (f"   ├─ artifact {RUN_ID}_art v1", f"{RUN_ID}_v1"),
         ("   └─ handoff delegated → fact_checker", None),
     ]
     assert len(tree) == 1 + len(expected_prefixes)
@@ -72,7 +72,7 @@ def test_run_shows_the_tree(demo_store: Path) -> None:
         if contains:
             assert contains in line, line
     assert "record artifact" not in out  # records hidden by default
-    assert "   ├─ record artifact" in invoke("run", RUN_ID, "--db", str(demo_store), "--all")
+    assert f"   ├─ record artifact  {RUN_ID}_art" in invoke("run", RUN_ID, "--db", str(demo_store), "--all")
 
     failing = invoke("run", FAILING_RUN_ID, "--db", str(demo_store))
     assert "error (RuntimeError)" in failing.splitlines()[0]
@@ -90,7 +90,7 @@ def test_metrics(demo_store: Path) -> None:
 def test_unknown_run_is_an_error(demo_store: Path) -> None:
     for command in ("run", "metrics"):
         result = CliRunner().invoke(cli, [command, "run_nope", "--db", str(demo_store)])
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         assert "no run 'run_nope'" in result.output
 
 

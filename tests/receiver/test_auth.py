@@ -333,7 +333,7 @@ def test_healthz_needs_no_token(secured):
     ("content", "fragment"),
     [
         ('{"tokens": [{"token": "t", "principal": "p", "roles": ["admin"]}]}', "unknown roles ['admin']"),
-        ('{"tokens": [{"token": "t", "roles": ["ingest"]}]}', "cannot read tokens file"),
+        ('{"tokens": [{"token": "t", "roles": ["ingest"]}]}', "tokens[0]: missing field 'principal'"),
         ("not json", "cannot read tokens file"),
     ],
 )

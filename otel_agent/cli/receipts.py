@@ -1,0 +1,45 @@
+"""The handoff-receipt queries, in one place: ``otel-agent receipts`` and the demo's summary both read them,
+so both say the same state names by the same rules (receipt_state_at / receipt_attempts_at,
+docs/views-evidence.md)."""
+
+from __future__ import annotations
+
+STATES = ("verified", "orphaned", "working", "waiting", "stuck", "outcome_failed", "uncertain")
+ACK_WINDOW_S = 120.0
+PROGRESS_WINDOW_S = 900.0
+VERIFICATION_WINDOW_S = 900.0
+
+_WINDOWS = """
+    coalesce(CAST(? AS TIMESTAMP), timezone('UTC', now())),
+    ack_window := to_microseconds(CAST(? * 1e6 AS BIGINT)),
+    progress_window := to_microseconds(CAST(? * 1e6 AS BIGINT)),
+    verification_window := to_microseconds(CAST(? * 1e6 AS BIGINT)))"""
+
+RECEIPTS_SQL = f"""
+SELECT operation_id, state, why, waiting_for, ack_latency_s, attempts, current_handoff_id AS handoff_id,
+       expected_artifact, delegator, acceptors, last_transition_at
+FROM receipt_state_at({_WINDOWS}
+WHERE ? IS NULL OR state = ?
+ORDER BY CASE state WHEN 'uncertain' THEN 0 WHEN 'orphaned' THEN 1 WHEN 'stuck' THEN 2 WHEN 'outcome_failed' THEN 3
+                    WHEN 'waiting' THEN 4 WHEN 'working' THEN 5 ELSE 6 END,
+         last_transition_at DESC, operation_id
+"""
+
+ATTEMPTS_SQL = f"""
+SELECT operation_id, handoff_id, state, why, waiting_for, ack_latency_s, expected_artifact, delegator, acceptors,
+       delegated_at, last_transition_at
+FROM receipt_attempts_at({_WINDOWS}
+WHERE ? IS NULL OR state = ?
+ORDER BY operation_id, delegated_at NULLS FIRST, handoff_id
+"""
+
+
+def receipt_params(
+    as_of: str | None = None,
+    ack_window_s: float = ACK_WINDOW_S,
+    progress_window_s: float = PROGRESS_WINDOW_S,
+    verification_window_s: float = VERIFICATION_WINDOW_S,
+    state: str | None = None,
+) -> list[object]:
+    """The parameters of RECEIPTS_SQL / ATTEMPTS_SQL (``as_of`` None: now, in UTC)."""
+    return [as_of, ack_window_s, progress_window_s, verification_window_s, state, state]

@@ -1,0 +1,52 @@
+"""What can be reviewed, and how: the one table of review target kinds and the decisions each accepts.
+
+The ReviewService validates against it and the CLI builds ``otel-agent review``'s usage from it, so the
+usage line offers exactly what is accepted. A module of its own, without DuckDB, because every ``otel-agent``
+start imports the CLI (see cli/main.py).
+"""
+
+from __future__ import annotations
+
+from otel_agent.errors import InvalidPayloadError
+
+# canonical kind → (view holding the record, its id column)
+TARGETS: dict[str, tuple[str, str]] = {
+    "evidence_item": ("evidence_items", "evidence_id"),
+    "claim": ("claim_support", "claim_id"),
+    "artifact_version": ("artifact_versions", "version_id"),
+    "memory_proposal": ("memory_proposals", "proposal_id"),
+    "conflict": ("conflicts", "conflict_id"),
+}
+KIND_ALIASES = {
+    "evidence": "evidence_item",
+    "evidence_item": "evidence_item",
+    "claim": "claim",
+    "artifact_version": "artifact_version",
+    "version": "artifact_version",
+    "memory_proposal": "memory_proposal",
+    "memory": "memory_proposal",
+    "conflict": "conflict",
+}
+RECORD_DECISIONS = ("approve", "reject", "annotate")
+CONFLICT_DECISIONS = ("acknowledge", "resolve", "annotate")
+
+
+def canonical_kind(kind: str) -> str:
+    canonical = KIND_ALIASES.get((kind or "").strip().lower().replace("-", "_"))
+    if canonical is None:
+        raise InvalidPayloadError(f"unknown review target kind {kind!r}; one of {sorted(TARGETS)}")
+    return canonical
+
+
+def decisions_for(kind: str) -> tuple[str, ...]:
+    return CONFLICT_DECISIONS if kind == "conflict" else RECORD_DECISIONS
+
+
+def all_decisions() -> tuple[str, ...]:
+    """Every decision some kind accepts, in table order."""
+    return tuple(dict.fromkeys((*RECORD_DECISIONS, *CONFLICT_DECISIONS)))
+
+
+def kinds_accepting(decision: str) -> tuple[str, ...]:
+    """The kind names (aliases included) whose records accept ``decision``."""
+    return tuple(alias for alias, kind in KIND_ALIASES.items() if decision in decisions_for(kind))
