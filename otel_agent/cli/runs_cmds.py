@@ -256,7 +256,7 @@ def summary(run: dict[str, Any]) -> list[str]:
     cost = f"cost {_usd(run.get('cost_usd'))}"
     if run.get("unpriced_calls"):
         cost += f" (+{run['unpriced_calls']} unpriced call{'s' if run['unpriced_calls'] != 1 else ''})"
-    lines.append(f"{_tokens(run.get('input_tokens'), run.get('output_tokens'))}  {cost}")
+    lines.append("  ".join(p for p in (_tokens(run.get("input_tokens"), run.get("output_tokens")), cost) if p))
     limits = {
         "model calls": run.get("budget_max_model_calls"),
         "tool calls": run.get("budget_max_tool_calls"),

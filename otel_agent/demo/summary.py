@@ -95,6 +95,7 @@ JOIN spans d ON d.trace_id = l.linked_trace_id AND d.span_id = l.linked_span_id
 WHERE l.attributes->>'otel_agent.link.type' = 'handoff' AND w.{KIND} = 'receipt_transition'
 """
 
+
 def _rows(db: str, sql: str) -> list[tuple[Any, ...]]:
     return run_sql(sql, [db]).rows
 

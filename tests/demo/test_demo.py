@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-
 import shlex
 
 import pytest
@@ -17,7 +16,6 @@ from otel_agent.demo import content as C
 from otel_agent.demo.runner import DemoResult
 from otel_agent.demo.summary import explore, explore_commands, summarize
 from otel_agent.instrument import load_registry
-from otel_agent.query.client import run_sql
 from tests.demo.store import KIND, query
 
 AGENT_KINDS = {

@@ -48,13 +48,14 @@ def test_a_cli_run_in_a_fresh_process_records_the_same_ids_and_contents(tmp_path
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert f"Run {C.RUN_ID}:" in out
-    assert "Spans by otel_agent.record.kind" in out and "outcome_verified" in out
-    assert f'otel-agent sql --db {db} "SELECT' in out
+    assert "Spans by otel_agent.record.kind" in out and "Handoff receipts (otel-agent receipts)" in out
+    assert f"otel-agent run {C.RUN_ID} --db {db}" in out and f"otel-agent ui --db {db}" in out
     assert query(db, RECORD_IDS) == query(otlp_demo.db, RECORD_IDS)
     assert records(db) == records(otlp_demo.db)
 
     again = subprocess.run(cli, capture_output=True, text=True, timeout=120)  # the file exists now: refused
-    assert again.returncode == 1 and "already exists; pass --replace" in again.stderr
+    assert again.returncode == 2 and "already exists; pass --replace" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1, again.stderr
 
 
 def test_prepare_store_refuses_an_existing_file_unless_replace(tmp_path: Path) -> None:
