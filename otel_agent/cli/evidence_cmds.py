@@ -258,7 +258,7 @@ def receipts(
     dependency, an acknowledgement or a verification is pending), stuck (no progress within the window),
     outcome_failed, uncertain (records disagree or a writer is not trusted). Problems first.
     """
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
     from otel_agent.query.client import run_sql
 
     at = None if as_of is None else as_of.isoformat(sep=" ")
@@ -271,7 +271,7 @@ def receipts(
         params=params,
         max_rows=max_rows,
     )
-    click.echo(render(result, fmt))
+    emit(result, fmt)
 
 
 # The whole excerpt: --format table cuts long text for the terminal, csv and json never do.
@@ -288,7 +288,7 @@ FROM claim_lineage_of(?) ORDER BY citation_id NULLS FIRST, evidence_id
 def lineage(claim_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str,
             max_rows: int) -> None:  # fmt: skip
     """Claim → citation → evidence item → source, one row per path, with statuses."""
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
     from otel_agent.errors import NotFoundError
     from otel_agent.query.client import run_sql
 
@@ -297,7 +297,7 @@ def lineage(claim_id: str, db: tuple[str, ...], receiver: str | None, token: str
     )
     if not result.rows:
         raise NotFoundError(f"no claim with id {claim_id!r} (list them with: otel-agent claims)")
-    click.echo(render(result, fmt))
+    emit(result, fmt)
 
 
 @click.group()
@@ -310,7 +310,7 @@ def _emit(text: str, out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True)  # data: escape sequences in it are kept
 
 
 @export.command("report")

@@ -62,11 +62,11 @@ ORDER BY error_rate DESC, calls DESC, tool_name, tool_provider
 
 def _show(sql: str, params: list[Any], db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str,
           max_rows: int) -> None:  # fmt: skip
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
     from otel_agent.query.client import run_sql
 
     result = run_sql(sql, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=params, max_rows=max_rows)
-    click.echo(render(result, fmt))
+    emit(result, fmt)
 
 
 def _iso(value: Any) -> str | None:

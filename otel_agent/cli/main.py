@@ -127,11 +127,11 @@ def serve(**settings: Any) -> None:
 @max_rows_option
 def sql(query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int) -> None:
     """Run one read-only SQL statement against a store (or a live receiver, or several shards)."""
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
     from otel_agent.query.client import run_sql
 
     result = run_sql(query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows)
-    click.echo(render(result, fmt))
+    emit(result, fmt)
 
 
 def main() -> None:  # pragma: no cover - console entry point convenience

@@ -15,6 +15,7 @@ import shutil
 from decimal import Decimal
 from typing import Any
 
+import click
 from tabulate import tabulate
 
 from otel_agent.query.readonly import QueryResult
@@ -121,3 +122,9 @@ def render(result: QueryResult, fmt: str) -> str:
     if not result.columns:
         return footer
     return f"{table(result.columns, result.rows)}\n{footer}"
+
+
+def emit(result: QueryResult, fmt: str) -> None:
+    """Print ``result``. csv and json are data: written byte for byte (``color=True`` stops click from
+    stripping escape sequences out of values when the output is not a terminal); a table is already escaped."""
+    click.echo(render(result, fmt), color=True if fmt != "table" else None)

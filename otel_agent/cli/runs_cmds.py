@@ -283,10 +283,10 @@ def runs_command(
     status: str | None,
 ) -> None:  # fmt: skip
     """Recent runs: status, duration, calls, tokens, cost, guard blocks, errors."""
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
 
     result = _query(RUNS_SQL, [status, status, limit], db, receiver, token, max_rows)
-    click.echo(render(result, fmt))
+    emit(result, fmt)
 
 
 @click.command("run")
@@ -301,7 +301,7 @@ def run_command(
 
     --format csv/json print the tree's spans as rows (in the tree's order, with their depth) instead.
     """
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
     from otel_agent.errors import NotFoundError
     from otel_agent.query.readonly import QueryResult
 
@@ -313,7 +313,7 @@ def run_command(
     if fmt != "table":
         columns = ["depth", *result.columns]
         rows = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
-        click.echo(render(QueryResult(columns, ["BIGINT", *result.types], rows, result.truncated), fmt))
+        emit(QueryResult(columns, ["BIGINT", *result.types], rows, result.truncated), fmt)
         return
     for line in summary(found[0]):
         click.echo(line)
@@ -331,13 +331,13 @@ def metrics_command(
     run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int
 ) -> None:
     """A run's derived metrics (cost, usage, reliability, latency), from run_metrics."""
-    from otel_agent.cli.render import render
+    from otel_agent.cli.render import emit
     from otel_agent.errors import NotFoundError
 
     result = _query(METRICS_SQL, [run_id], db, receiver, token, max_rows)
     if not result.rows:
         raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
-    click.echo(render(result, fmt))
+    emit(result, fmt)
 
 
 COMMANDS: list[click.Command] = [runs_command, run_command, metrics_command]
