@@ -72,7 +72,7 @@ SETTINGS: tuple[Setting, ...] = (
     # the default of store.database.DEFAULT_CHECKPOINT_THRESHOLD (why 32MB: see there)
     Setting("checkpoint_threshold", "32MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
-    Setting("log_level", "info", str, "debug, info, warning or error.", choices=LOG_LEVELS),
+    Setting("log_level", "info", str, "How much the receiver logs.", choices=LOG_LEVELS),
 )
 
 

@@ -17,6 +17,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from otel_agent.config import DEFAULT_DB
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
@@ -28,7 +29,7 @@ class DuckDBSpanExporter(SpanExporter):
 
     def __init__(
         self,
-        path: str | Path = "./otel_agent.duckdb",
+        path: str | Path = DEFAULT_DB,
         *,
         redaction_rules: str | Path | None = None,
         default_redaction: bool = True,

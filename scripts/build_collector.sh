@@ -23,6 +23,7 @@
 #   OTEL_AGENT_COLLECTOR_CACHE       cache root (default $HOME/.cache/otel_agent/collector)
 #   OTEL_AGENT_COLLECTOR_BUILD_JOBS  `go build -p` (default 1: the build shares 2 cores with other work)
 #   OTEL_AGENT_COLLECTOR_NICE        nice increment for the builder and go (default 10)
+#   OTEL_AGENT_COLLECTOR_PROGRESS_S  seconds between progress lines during the long steps (default 15)
 #   GOTOOLCHAIN                      default `local` (the Go on PATH, or /usr/local/go/bin/go)
 #   GOPROXY, GOMODCACHE, GOCACHE     honoured as usual (module/build caches live outside the repo)
 set -euo pipefail
@@ -47,6 +48,24 @@ binary="$out_dir/build/$dist_name"
 
 log() { echo "build_collector: $*" >&2; }
 
+# The compile is silent for minutes (~4 on 2 cores): say it is alive, every few seconds, on stderr.
+ticker=""
+start_progress() {  # start_progress WHAT
+  local what=$1 began
+  began=$(date +%s)
+  ( while sleep "${OTEL_AGENT_COLLECTOR_PROGRESS_S:-15}"; do
+      log "$what: $(( $(date +%s) - began ))s so far (about 4 minutes in all on 2 cores)..."
+    done ) &
+  ticker=$!
+}
+stop_progress() {
+  if [[ -n "$ticker" ]]; then
+    kill "$ticker" 2>/dev/null || true
+    wait "$ticker" 2>/dev/null || true
+    ticker=""
+  fi
+}
+
 is_complete() {
   [[ -f "$out_dir/.complete" && -x "$binary" ]] && "$binary" --version >/dev/null 2>&1
 }
@@ -62,11 +81,20 @@ if ! command -v go >/dev/null 2>&1; then
   if [[ -x /usr/local/go/bin/go ]]; then
     export PATH="$PATH:/usr/local/go/bin"
   else
-    log "no 'go' on PATH and no /usr/local/go/bin/go; install Go >= 1.25"
+    log "no 'go' on PATH and no /usr/local/go/bin/go; install Go >= 1.25 (https://go.dev/dl/)"
     exit 1
   fi
 fi
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+go_version=$(go env GOVERSION)  # e.g. go1.25.1
+go_v=${go_version#go}
+go_major=${go_v%%.*}
+go_minor=${go_v#*.}
+go_minor=${go_minor%%[^0-9]*}
+if ! (( go_major > 1 || (go_major == 1 && go_minor >= 25) )); then
+  log "$go_version is too old: the Collector builder needs Go >= 1.25"
+  exit 1
+fi
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-p=${OTEL_AGENT_COLLECTOR_BUILD_JOBS:-1}"
 nice_n=${OTEL_AGENT_COLLECTOR_NICE:-10}
 
@@ -96,7 +124,9 @@ builder="$tools_dir/builder"
 if [[ ! -x "$builder" ]]; then
   log "installing go.opentelemetry.io/collector/cmd/builder@$builder_version into $tools_dir"
   mkdir -p "$tools_dir"
+  start_progress "installing the builder"
   GOBIN="$tools_dir" nice -n "$nice_n" go install "go.opentelemetry.io/collector/cmd/builder@$builder_version" >&2
+  stop_progress
 fi
 
 # Build in a staging directory, then move it into place, so an interrupted build never
@@ -104,14 +134,16 @@ fi
 staging="$cache_root/.staging-$hash-$$"
 rm -rf "$staging"
 mkdir -p "$staging"
-trap 'rm -rf "$staging"' EXIT
+trap 'stop_progress; rm -rf "$staging"' EXIT
 cp "$manifest" "$staging/builder-config.yaml"
 
 log "building $dist_name from $manifest (hash $hash, $(go version | awk '{print $3}'), GOFLAGS=$GOFLAGS, nice $nice_n)"
 start=$(date +%s)
 # output_path in the manifest is relative (./build), so running from $staging keeps
 # everything the builder generates under the cache directory.
+start_progress "compiling the Collector"
 (cd "$staging" && nice -n "$nice_n" "$builder" --config "$staging/builder-config.yaml" >&2)
+stop_progress
 secs=$(( $(date +%s) - start ))
 
 "$staging/build/$dist_name" --version >&2

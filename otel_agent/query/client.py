@@ -14,11 +14,10 @@ from typing import Any
 import duckdb
 import requests
 
+from otel_agent.config import DEFAULT_DB  # noqa: F401 (the one default, re-exported for callers of this module)
 from otel_agent.errors import OtelAgentError, QueryRejectedError
 from otel_agent.query.readonly import QueryResult, lock_down, run_query
 from otel_agent.store.database import check_version
-
-DEFAULT_DB = "./otel_agent.duckdb"
 
 
 class ReceiverUnreachableError(OtelAgentError):

@@ -1,0 +1,84 @@
+"""Settings docs are generated from config.SETTINGS / ENV_ONLY and checked, so `serve --help`, the README and
+the code cannot drift (issue 11 item 23, issue 12 item 6)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from otel_agent.config import DEFAULT_DB, ENV_ONLY, SETTINGS
+from otel_agent.instrument.config import CAPTURE_CONTENT_ENV
+from otel_agent.store.prices import PRICES_ENV
+from tests.cli.conftest import ROOT, invoke
+
+SCRIPT = ROOT / "scripts" / "gen_settings_doc.py"
+
+
+def gen(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+
+
+def test_readme_settings_are_fresh() -> None:
+    done = gen("--check")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_drifted_readme_fails_the_check(tmp_path: Path) -> None:
+    copy = tmp_path / "README.md"
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    s = SETTINGS[3]
+    assert s.help in text
+    copy.write_text(text.replace(s.help, s.help + " (edited by hand)"), encoding="utf-8")
+    done = gen("--check", "--readme", str(copy))
+    assert done.returncode == 1 and "stale" in done.stderr
+    assert gen("--readme", str(copy)).returncode == 0
+    assert copy.read_text(encoding="utf-8") == text
+
+
+def test_serve_help_says_what_the_readme_says() -> None:
+    helptext = " ".join(invoke("serve", "--help", env={"COLUMNS": "400"}).stdout.split())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for s in SETTINGS:
+        assert s.flag in helptext and s.env in helptext, s.name
+        assert " ".join(s.help.split()) in helptext, s.name
+        assert f"| `{s.flag}` | `{s.env}` |" in readme
+    for e in ENV_ONLY:
+        assert f"| `{e.env}` |" in readme
+
+
+def test_every_environment_variable_the_package_reads_is_documented() -> None:
+    documented = {s.env for s in SETTINGS} | {e.env for e in ENV_ONLY}
+    used: set[str] = set()
+    for path in (ROOT / "otel_agent").rglob("*.py"):
+        used |= set(re.findall(r"OTEL_AGENT_[A-Z_]+\b", path.read_text(encoding="utf-8")))
+    assert used - documented == set()
+    assert {PRICES_ENV, CAPTURE_CONTENT_ENV} <= {e.env for e in ENV_ONLY}
+
+
+def test_one_default_db() -> None:
+    literal = repr(DEFAULT_DB)[1:-1]
+    holders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "otel_agent").rglob("*.py")
+        if f'"{literal}"' in p.read_text(encoding="utf-8")
+    ]
+    assert holders == ["otel_agent/config.py"]
+
+
+def test_every_benchmark_is_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Benchmarks") : readme.index("## Layout")]
+    scripts = [p for p in sorted((ROOT / "bench").glob("*.py")) if "__main__" in p.read_text(encoding="utf-8")]
+    assert scripts
+    assert [p.name for p in scripts if f"bench/{p.name}" not in section] == []
+
+
+def test_quick_start_names_the_go_the_collector_build_needs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = readme[readme.index("## Quick start") : readme.index("## What the receiver guarantees")]
+    script = (ROOT / "scripts" / "build_collector.sh").read_text(encoding="utf-8")
+    assert "Go ≥ 1.25" in quick and "skipped" in quick
+    assert "go_minor >= 25" in script and "needs Go >= 1.25" in script
+    assert "start_progress" in script  # the silent compile reports progress
