@@ -95,6 +95,6 @@ def test_a_shard_held_by_a_running_receiver_is_refused_with_a_hint(make_receiver
         text=True,
         timeout=120,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert "held by another process" in done.stderr and "receiver.json" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr

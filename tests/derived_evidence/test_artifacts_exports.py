@@ -176,7 +176,7 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
     stored = json.loads(out.output)
     assert (stored["target_kind"], stored["decision"], stored["via"]) == ("artifact_version", "approve", path)
     out = run("review", "reject", "claim", "cl_nope", "--reviewer", "alice")
-    assert out.exit_code == 1 and "no claim with id 'cl_nope': nothing was written" in out.output
+    assert out.exit_code == 2 and "no claim with id 'cl_nope': nothing was written" in out.output
     out = run("review", "resolve", "conflict", "conflict_1", "--reviewer", "bob", "--reason", "done")
     assert out.exit_code == 0 and "resolve conflict conflict_1 by bob" in out.output
     out = run("review", "annotate", "claim", "cl_weak", "--reviewer", "bob")
@@ -192,7 +192,7 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
 
     out = run("lineage", "cl_supported", "--format", "csv")
     assert out.exit_code == 0 and out.output.count("\n") == 4 and "src_far" in out.output
-    assert run("lineage", "cl_nope").exit_code == 1
+    assert run("lineage", "cl_nope").exit_code == 2
 
     report_file = tmp_path / "report.md"
     out = run("export", "report", "art_report", "--out", str(report_file))
@@ -203,4 +203,4 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
     assert "version 2 of 2 (`artv_2`), approved by alice" in text
     out = run("export", "bundle", "run_main")
     assert out.exit_code == 0 and json.loads(out.output)["runId"] == "run_main"
-    assert run("export", "bundle", "run_nope").exit_code == 1
+    assert run("export", "bundle", "run_nope").exit_code == 2

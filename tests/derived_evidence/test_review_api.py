@@ -179,7 +179,7 @@ def test_cli_goes_through_the_receiver_holding_the_file(live, tmp_path):
     out = runner.invoke(
         cli, ["review", "approve", "claim", "cl_nope", "--reviewer", "a", "--db", db, "--token", REVIEWER]
     )
-    assert out.exit_code == 1 and "no claim with id 'cl_nope'" in out.output
+    assert out.exit_code == 2 and "no claim with id 'cl_nope'" in out.output
     # The scenario was sent with alice's token while its spans claim services "researcher" and "crawler".
     out = runner.invoke(cli, ["receipts", "--db", db, "--token", REVIEWER, "--format", "json"])
     assert out.exit_code == 0 and json.loads(out.output)[0]["state"] == "uncertain"
