@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from otel_agent.cli.options import db_option, reading_options, receiver_option, token_option
+from otel_agent.cli.options import UTC_TIME, db_option, reading_options, receiver_option, token_option
 from otel_agent.cli.receipts import (
     ACK_WINDOW_S,
     ATTEMPTS_SQL,
@@ -25,8 +25,6 @@ from otel_agent.cli.receipts import (
 )
 from otel_agent.config import DEFAULT_DB
 from otel_agent.server.review_targets import KIND_ALIASES, all_decisions, kinds_accepting
-
-TIME = click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%d"])
 
 
 def _post(url: str, path: str, body: dict[str, Any], token: str | None) -> dict[str, Any]:
@@ -224,7 +222,7 @@ WINDOW = click.FloatRange(min=0, min_open=True)
 @click.command()
 @click.option("--state", type=click.Choice(STATES), default=None, help="Only operations in this state.")
 @click.option(
-    "--at", "as_of", type=TIME, default=None, help="Evaluate as of this UTC time (e.g. 2026-01-01T10:00:00) [now]."
+    "--at", "as_of", type=UTC_TIME, default=None, help="Evaluate as of this UTC time (e.g. 2026-01-01T10:00:00) [now]."
 )
 @click.option("--ack-window", type=WINDOW, default=ACK_WINDOW_S, show_default=True, help="Seconds to acknowledge.")
 @click.option(
@@ -315,7 +313,13 @@ def _emit(text: str, out: str | None) -> None:
 
 @export.command("report")
 @click.argument("artifact_or_version_id")
-@click.option("--version", "version", type=int, default=None, help="Version number [latest approved, else latest].")
+@click.option(
+    "--version",
+    "version",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Version number [latest approved, else latest].",
+)
 @click.option(
     "--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of standard output."
 )

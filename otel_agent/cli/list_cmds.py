@@ -8,11 +8,10 @@ from typing import Any
 
 import click
 
-from otel_agent.cli.options import limit_option, reading_options
+from otel_agent.cli.options import UTC_TIME, limit_option, reading_options
 from otel_agent.config import DEFAULT_DB
 
 CLAIM_STATUSES = ("supported", "unverified", "rejected", "conflicted")
-TIME = click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f"])
 
 CLAIMS_SQL = """
 SELECT claim_id, status, why, citations, valid_citations, supporting_evidence, text, run_id, artifact_version_id
@@ -114,8 +113,8 @@ def cost(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str,
 @click.option(
     "--of", "what", type=click.Choice(sorted(HEALTH_SQL)), default="providers", show_default=True, help="Which."
 )
-@click.option("--since", type=TIME, default=None, help="Only spans that started at or after this UTC time.")
-@click.option("--until", type=TIME, default=None, help="Only spans that started before this UTC time.")
+@click.option("--since", type=UTC_TIME, default=None, help="Only spans that started at or after this UTC time.")
+@click.option("--until", type=UTC_TIME, default=None, help="Only spans that started before this UTC time.")
 def health(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int, what: str,
            since: Any, until: Any) -> None:  # fmt: skip
     """Error rates, retries, fallbacks and latency of providers (provider_health), skills (skill_health) or

@@ -32,6 +32,7 @@ from otel_agent.config import DEFAULT_DB, ReceiverConfig
 from otel_agent.errors import OtelAgentError
 
 EXIT_FAILURE = 2
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
 
 def one_line(text: str) -> str:
@@ -76,6 +77,9 @@ class OtelAgentGroup(click.Group):
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.UsageError as exc:
+            if isinstance(exc, _NO_ARGS_IS_HELP):  # a bare `otel-agent` or `otel-agent review`: the help
+                exc.show()
+                sys.exit(exc.exit_code)
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             click.echo(f"Error: {one_line(exc.format_message())}{hint}", err=True)
             sys.exit(exc.exit_code)

@@ -100,3 +100,9 @@ def reading_options(fn: F) -> F:
     for option in reversed((db_option(multiple=True), receiver_option, token_option, format_option, max_rows_option)):
         fn = option(fn)
     return fn
+
+
+# A UTC time on the command line (--at, --since, --until): ISO 8601 without a zone, or with a trailing Z.
+UTC_TIME = click.DateTime(
+    [f"%Y-%m-%d{sep}%H:%M:%S{frac}{z}" for sep in ("T", " ") for frac in ("", ".%f") for z in ("", "Z")] + ["%Y-%m-%d"]
+)

@@ -247,3 +247,9 @@ def test_db_help_of_the_writing_commands_says_the_file_is_written() -> None:
         text = " ".join(invoke(*args, "--help").stdout.split())
         assert "--db FILE DuckDB file to write into" in text, args
     assert "DuckDB file to read" in " ".join(invoke("runs", "--help").stdout.split())
+
+
+def test_a_bare_group_prints_its_help_and_an_unknown_command_one_line() -> None:
+    ran = invoke("review", code=2)
+    assert ran.stderr.startswith("Usage: ") and "acknowledge" in ran.stderr
+    assert_one_line_failure(invoke("nope", code=2), "No such command 'nope'")
