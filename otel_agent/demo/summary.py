@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tabulate import tabulate
-
 from otel_agent.demo import content as C
 from otel_agent.query.client import run_sql
 
@@ -101,8 +99,10 @@ def _rows(db: str, sql: str) -> list[tuple[Any, ...]]:
 
 
 def _table(db: str, sql: str) -> str:
+    from otel_agent.cli.render import table
+
     result = run_sql(sql, [db])
-    return tabulate(result.rows, headers=result.columns, tablefmt="simple")
+    return table(result.columns, result.rows)
 
 
 def _indent(text: str, prefix: str = "  ") -> str:
