@@ -36,10 +36,13 @@ def read_discovery(db: str | Path) -> Discovery | None:
     """The receiver holding ``db``, if its discovery file names a live process (else None)."""
     try:
         info = json.loads(discovery_path(db).read_text())
-        pid = int(info["pid"])
-        os.kill(pid, 0)
-        return Discovery(pid, str(info.get("grpc", "")), str(info["http"]))
-    except PermissionError:  # the process exists, owned by another user
-        return Discovery(pid, str(info.get("grpc", "")), str(info["http"]))
+        found = Discovery(int(info["pid"]), str(info.get("grpc", "")), str(info["http"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    try:
+        os.kill(found.pid, 0)
+    except PermissionError:  # alive, owned by another user
+        return found
+    except OSError:
+        return None  # stale: its receiver died without removing it (kill -9)
+    return found

@@ -201,3 +201,17 @@ def test_serve_still_starts_and_stops(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
     assert db.exists() and not discovery.exists()
+
+
+def test_a_stale_discovery_file_does_not_block_a_start(tmp_path: Path) -> None:
+    """After a kill -9 the discovery file stays; its pid is gone, so it names no holder."""
+    from otel_agent.server.discovery import read_discovery
+
+    db = tmp_path / "stale.duckdb"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    Path(str(db) + ".receiver.json").write_text(
+        json.dumps({"pid": int(gone.stdout), "grpc": "127.0.0.1:1", "http": "http://127.0.0.1:2"})
+    )
+    assert read_discovery(db) is None
+    Path(str(db) + ".receiver.json").write_text("{not json")
+    assert read_discovery(db) is None
