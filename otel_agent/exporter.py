@@ -4,10 +4,17 @@ for agents that want no server.
 It goes through the receiver's own code: the SDK's OTLP encoder builds the ExportTraceServiceRequest bytes
 that would have gone on the wire, ``decode_payload`` folds them into the same Arrow tables, and the same
 ``Writer`` commits them with the same dedupe. One implementation of "OTLP into tables".
+
+It keeps the ``SpanExporter`` contract: ``export`` returns ``SUCCESS`` only after the commit and reports any
+failure to store (a full disk, a store that went away) as ``FAILURE`` with one log line, never as an exception
+into the SDK's span processor and the agent behind it. ``shutdown`` commits what is queued and checkpoints, as
+the receiver does on stop; a checkpoint that fails is logged, and the committed data stays in the write-ahead
+log, which DuckDB replays the next time the file is opened.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -23,9 +30,15 @@ from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
 
+log = logging.getLogger(__name__)
+
 
 class DuckDBSpanExporter(SpanExporter):
-    """Export spans into the DuckDB file at ``path``; ``export`` returns after the commit."""
+    """Export spans into the DuckDB file at ``path``; ``export`` returns after the commit.
+
+    Opening the store happens here, at set-up, so a path that cannot be opened (e.g. held by a receiver)
+    raises before any span exists; from then on nothing raises into the SDK.
+    """
 
     def __init__(
         self,
@@ -44,22 +57,46 @@ class DuckDBSpanExporter(SpanExporter):
         self._closed = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Commit ``spans``; ``FAILURE`` (logged) when they could not be stored or the exporter is shut down."""
         if self._closed:
+            log.warning("DuckDBSpanExporter(%s) is shut down: %d spans not exported", self.path, len(spans))
             return SpanExportResult.FAILURE
         if not spans:
             return SpanExportResult.SUCCESS
-        payload = encode_spans(spans).SerializeToString()
-        with self._lock:
-            batch = decode_payload("traces", PROTOBUF, payload, self._redactor, self._principal, time.time_ns() // 1000)
-        self._writer.write(batch)
+        try:
+            payload = encode_spans(spans).SerializeToString()
+            with self._lock:
+                batch = decode_payload(
+                    "traces", PROTOBUF, payload, self._redactor, self._principal, time.time_ns() // 1000
+                )
+            self._writer.write(batch)
+        except Exception as exc:  # the SpanExporter contract: report the failure, never raise into the SDK
+            log.error("DuckDBSpanExporter(%s) could not store %d spans: %s", self.path, len(spans), exc)
+            return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
+        return True  # export() returns only after its commit: nothing is ever buffered here
 
     def shutdown(self) -> None:
+        """Commit what is queued, checkpoint, close the store; failures are logged, not raised."""
         if self._closed:
             return
         self._closed = True
-        self._writer.close()
-        self._con.close()
+        try:
+            self._writer.close()
+        except Exception as exc:
+            log.error("DuckDBSpanExporter(%s): stopping the writer failed: %s", self.path, exc)
+        try:
+            self._con.execute("CHECKPOINT")
+        except Exception as exc:
+            log.error(
+                "DuckDBSpanExporter(%s): checkpoint at shutdown failed (%s); the committed spans stay in the "
+                "write-ahead log and are replayed when the file is next opened",
+                self.path,
+                exc,
+            )
+        try:
+            self._con.close()
+        except Exception as exc:
+            log.error("DuckDBSpanExporter(%s): closing the store failed: %s", self.path, exc)
