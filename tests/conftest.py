@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,6 +13,11 @@ import pytest
 from otel_agent.config import ReceiverConfig
 from otel_agent.server.receiver import Receiver
 from otel_agent.store.database import store_cursor
+
+# The whole suite runs the instrumentation helpers in strict mode: a misuse raises instead of being logged and
+# recorded on its span (docs/semconv.md, "When a helper is misused"). Subprocesses inherit it. Tests of the
+# lenient default turn it off for themselves.
+os.environ["OTEL_AGENT_STRICT"] = "1"
 
 
 def free_port() -> int:

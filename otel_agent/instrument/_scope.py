@@ -22,7 +22,8 @@ from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, Status, Stat
 
 from . import _tracer
 from . import attributes as A
-from .errors import NotActiveError
+from ._misuse import Problems, report
+from .errors import InstrumentError, NotActiveError
 
 F = TypeVar("F", bound=Callable[..., Any])
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]
@@ -60,6 +61,7 @@ class Scope:
 
 
 ROOT = Scope()
+UNKNOWN = "unknown"  # stands in, in a span name only, for a name the caller got wrong (the attribute is left out)
 _SCOPE: ContextVar[Scope] = ContextVar("otel_agent_scope", default=ROOT)
 
 
@@ -86,6 +88,31 @@ def put(attrs: dict[str, AttributeValue], key: str, value: AttributeValue | None
     if isinstance(value, tuple | list) and not value:
         return
     attrs[key] = value
+
+
+def shallow_copy(obj: Any) -> Any:
+    """A new instance of ``obj``'s class with the same slot values (what ``copy.copy`` does by default), for
+    ``__copy__`` methods that then reset their per-use state."""
+    new = object.__new__(type(obj))
+    for cls in type(obj).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if hasattr(obj, name):
+                object.__setattr__(new, name, getattr(obj, name))
+    if new._misuse is not None:
+        new._misuse = list(new._misuse)
+    return new
+
+
+def put_span(span: Span, key: str, value: AttributeValue | None) -> None:
+    """``span.set_attribute`` only when there is a value."""
+    if value is not None:
+        span.set_attribute(key, value)
+
+
+def put_misuse(attrs: dict[str, AttributeValue], problems: Problems | None) -> None:
+    """Record the misuse found while building a record on it (lenient mode; strict mode raised already)."""
+    if problems:
+        attrs[A.MISUSE] = tuple(problems)
 
 
 def emit_record(
@@ -117,14 +144,19 @@ class SpanHelper:
     Subclasses fill in ``_prepare`` (ids, validation), ``_open`` (name, kind, attributes, links at start),
     ``_child_scope`` and ``_close`` (attributes known only at the end). Instances are single-use; used as a
     decorator, each call works on a fresh shallow copy of the unentered template.
+
+    Misuse (see ``_misuse``) found before the span starts is kept in ``_misuse`` and set on the span at start;
+    misuse found while it runs is added to it then. Entering a used handle again, or using a method outside
+    the block, logs and does nothing (strict mode: ``NotActiveError``).
     """
 
-    __slots__ = ("_span", "_otel_token", "_scope_token", "_bind_token", "_state", "_provider")
+    __slots__ = ("_span", "_otel_token", "_scope_token", "_bind_token", "_state", "_provider", "_misuse")
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         # Only what is read before __enter__; the other slots are assigned there (fewer stores on the no-SDK path).
         self._state = 0  # 0 new, 1 active, 2 done
         self._provider = tracer_provider
+        self._misuse: Problems | None = None
 
     # --- subclass hooks -------------------------------------------------------------------------------------
     def _prepare(self, parent: Scope) -> None:
@@ -145,7 +177,8 @@ class SpanHelper:
     # --- context manager ------------------------------------------------------------------------------------
     def __enter__(self) -> Self:
         if self._state:
-            raise NotActiveError(f"{type(self).__name__} objects are single-use; create a new one")
+            report(NotActiveError(f"{type(self).__name__} objects are single-use; create a new one"), None, "ignored")
+            return self
         bind_token = self._bind_token = None if self._provider is None else _tracer.bind(self._provider)
         parent = _SCOPE.get()
         try:
@@ -158,6 +191,10 @@ class SpanHelper:
             span = self._span = None
         else:
             name, kind, attrs, links = self._open(parent)
+            misuse = self._misuse
+            if misuse:
+                self._misuse = misuse = list(misuse)  # a decorator's copies must not share the template's list
+                attrs[A.MISUSE] = tuple(misuse)
             span = self._span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
             self._otel_token = otel_context.attach(trace.set_span_in_context(span))
         self._scope_token = _SCOPE.set(self._child_scope(parent))
@@ -219,20 +256,37 @@ class SpanHelper:
     def active(self) -> bool:
         return self._state == 1
 
-    def _require_active(self) -> None:
-        if self._state != 1:
-            raise NotActiveError(f"{type(self).__name__} is not active (use it inside its with block)")
+    def _require_active(self) -> bool:
+        """True inside the block; outside it the misuse is reported and the caller does nothing."""
+        if self._state == 1:
+            return True
+        report(NotActiveError(f"{type(self).__name__} is not active (use it inside its with block)"), None, "ignored")
+        return False
+
+    def _problems(self) -> Problems:
+        """This helper's misuse list (created on first use)."""
+        if self._misuse is None:
+            self._misuse = []
+        return self._misuse
+
+    def _sync_misuse(self) -> None:
+        """Set ``otel_agent.misuse`` on the running span to everything found so far."""
+        if self._misuse and self._state == 1 and self._span is not None:
+            self._span.set_attribute(A.MISUSE, tuple(self._misuse))
+
+    def _bad(self, error: InstrumentError, instead: str = "left out") -> None:
+        """Report a misuse of this helper; lenient mode records it on the span (now, or when it starts)."""
+        report(error, self._problems(), instead)
+        self._sync_misuse()
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
         """Escape hatch for your own attributes (not under ``gen_ai.*``, ``otel.*`` or ``otel_agent.*``)."""
-        self._require_active()
-        if self._span is not None:
+        if self._require_active() and self._span is not None:
             self._span.set_attribute(key, value)
 
     def fail(self, error_type: str, message: str | None = None) -> None:
         """Mark the work failed without raising (``error.type`` + ERROR status), e.g. a handled error."""
-        self._require_active()
-        if self._span is not None:
+        if self._require_active() and self._span is not None:
             self._span.set_attribute(A.ERROR_TYPE, error_type)
             self._span.set_status(Status(StatusCode.ERROR, message or error_type))
 

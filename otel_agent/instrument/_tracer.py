@@ -8,10 +8,15 @@ Resolution order: a provider bound to the current context (``use_tracer_provider
 is what keeps the no-SDK cost far below the API's own no-op path (~7 µs for ``start_as_current_span`` here):
 calling ``trace.get_tracer_provider()`` alone costs ~1 µs, so while no global provider is set we look at the
 API module's ``_TRACER_PROVIDER`` slot (set-once by design) and fall back to the public call if that slot ever
-disappears."""
+disappears.
+
+Nothing configured at all (no provider bound, configured or set globally) logs one warning, the first time a
+helper looks: every helper is then a silent no-op, which is rarely what was meant. A provider chosen on purpose
+to record nothing (``NoOpTracerProvider``, ``OTEL_SDK_DISABLED``) is not warned about."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +45,20 @@ _BOUND_PROVIDER: ContextVar[TracerProvider | None] = ContextVar("otel_agent_boun
 _configured: object = None  # Tracer, _NOOP or None
 _configured_provider: TracerProvider | None = None
 _global: object = None  # cached once the global provider is known (it can be set only once)
+_warned_no_sdk = False
+_log = logging.getLogger("otel_agent.instrument")
+NO_SDK_WARNING = (
+    "no OpenTelemetry SDK is configured: otel_agent.instrument helpers record nothing until a TracerProvider "
+    "is set (trace.set_tracer_provider, configure(tracer_provider=) or use_tracer_provider); see docs/semconv.md "
+    "(logged once)"
+)
+
+
+def _no_sdk() -> None:
+    global _warned_no_sdk
+    if not _warned_no_sdk:
+        _warned_no_sdk = True
+        _log.warning(NO_SDK_WARNING)
 
 
 def tracer_for(provider: TracerProvider | None) -> object:
@@ -56,9 +75,13 @@ def _resolve_global() -> Tracer | None:
     global _global
     slot = getattr(trace, "_TRACER_PROVIDER", _MISSING)
     if slot is None and not _ENV_PROVIDER:
+        if not _warned_no_sdk:
+            _no_sdk()
         return None  # nothing set yet; may still be set later, so do not cache
     provider = trace.get_tracer_provider()
     if isinstance(provider, ProxyTracerProvider):
+        if not _warned_no_sdk:
+            _no_sdk()
         return None
     _global = tracer_for(provider)
     return None if _global is _NOOP else _global  # type: ignore[return-value]

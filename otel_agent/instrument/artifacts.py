@@ -18,10 +18,11 @@ from collections.abc import Sequence
 
 from . import attributes as A
 from ._ids import check_id, check_ids, id_or_new
-from ._scope import base_attributes, current_scope, emit_record, put
+from ._misuse import Problems, report
+from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
+from ._validate import text
 from .errors import InvalidValueError
-from .evidence import text
 
 WELL_KNOWN_TYPES = ("markdown_report", "evidence_bundle")
 
@@ -38,29 +39,34 @@ def add_artifact_version(
 ) -> str:
     """Add a version to an existing artifact (by id). ``source_step_id`` defaults to the current step; use a
     label such as ``"manual"`` for versions no step produced. Returns the version id."""
-    check_id(artifact_id, "artifact_id")
-    vid = id_or_new(version_id, "artv", "version_id")
+    problems: Problems = []
+    artifact_id = check_id(artifact_id, "artifact_id", problems)  # type: ignore[assignment]
+    vid = id_or_new(version_id, "artv", "version_id", problems)
     if not isinstance(content, str):
-        raise InvalidValueError("artifact content must be a string (serialise JSON bundles first)")
-    refs = check_ids(evidence_ids, "evidence_ids")
+        report(InvalidValueError("artifact content must be a string (serialise JSON bundles first)"), problems)
+        content = None  # type: ignore[assignment]
+    refs = check_ids(evidence_ids, "evidence_ids", problems)
     if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
-        raise InvalidValueError(f"version number must be a positive int, got {number!r}")
+        report(InvalidValueError(f"version number must be a positive int, got {number!r}"), problems)
+        number = None
     tracer = current_tracer()
     if tracer is not None:
         scope = current_scope()
         attrs = base_attributes(scope, A.KIND_ARTIFACT_VERSION)
-        attrs[A.ARTIFACT_ID] = artifact_id
+        put(attrs, A.ARTIFACT_ID, artifact_id)
         attrs[A.ARTIFACT_VERSION_ID] = vid
         put(attrs, A.ARTIFACT_VERSION_NUMBER, number)
         put(attrs, A.ARTIFACT_VERSION_PREVIOUS_ID, previous_version_id)
-        attrs[A.ARTIFACT_VERSION_CONTENT] = content
-        attrs[A.ARTIFACT_VERSION_CONTENT_SHA256] = hashlib.sha256(content.encode("utf-8")).hexdigest()
+        if content is not None:
+            attrs[A.ARTIFACT_VERSION_CONTENT] = content
+            attrs[A.ARTIFACT_VERSION_CONTENT_SHA256] = hashlib.sha256(content.encode("utf-8")).hexdigest()
         put(
             attrs,
             A.ARTIFACT_VERSION_SOURCE_STEP_ID,
             source_step_id if source_step_id is not None else scope.step_id,
         )
         put(attrs, A.ARTIFACT_VERSION_EVIDENCE_IDS, refs)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.artifact_version", attrs, tracer=tracer)
     return vid
 
@@ -114,19 +120,21 @@ def create_artifact(
 ) -> Artifact:
     """Create an artifact container (``markdown_report``, ``evidence_bundle`` or any other lowercase type) in
     the given run (default: the current run)."""
-    text(name, "artifact name")
-    text(artifact_type, "artifact_type")
-    aid = id_or_new(artifact_id, "art", "artifact_id")
+    problems: Problems = []
+    name = text(name, "artifact name", problems)  # type: ignore[assignment]
+    artifact_type = text(artifact_type, "artifact_type", problems)  # type: ignore[assignment]
+    aid = id_or_new(artifact_id, "art", "artifact_id", problems)
     scope = current_scope()
+    if run_id is not None:
+        run_id = check_id(run_id, "run_id", problems)  # left out: the current run, as when not given
     rid = run_id if run_id is not None else scope.run_id
-    if rid is not None:
-        check_id(rid, "run_id")
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(scope, A.KIND_ARTIFACT)
         put(attrs, A.RUN_ID, rid)
         attrs[A.ARTIFACT_ID] = aid
-        attrs[A.ARTIFACT_TYPE] = artifact_type
-        attrs[A.ARTIFACT_NAME] = name
+        put(attrs, A.ARTIFACT_TYPE, artifact_type)
+        put(attrs, A.ARTIFACT_NAME, name)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.artifact", attrs, tracer=tracer)
     return Artifact(aid, artifact_type, name, rid)

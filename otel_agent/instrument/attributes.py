@@ -52,6 +52,7 @@ STEP_ID: Final = "otel_agent.step.id"
 STEP_NAME: Final = "otel_agent.step.name"
 ITERATION: Final = "otel_agent.iteration"
 COST_USD: Final = "otel_agent.cost.usd"
+MISUSE: Final = "otel_agent.misuse"  # what the caller got wrong (lenient mode), see _misuse.py
 
 # --- flow run -----------------------------------------------------------------------------------------------
 RUN_BUDGET_MAX_MODEL_CALLS: Final = "otel_agent.run.budget.max_model_calls"

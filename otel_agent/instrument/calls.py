@@ -14,7 +14,8 @@ from opentelemetry.trace import Link, Span, SpanKind
 
 from . import attributes as A
 from ._ids import check_id
-from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, put
+from ._scope import UNKNOWN, AttributeValue, Scope, SpanHelper, base_attributes, put, put_span
+from ._validate import one_of, strings, text
 from .checks import guard_result
 from .config import resolve_capture
 from .errors import BudgetExceededError, InvalidValueError
@@ -23,15 +24,16 @@ if TYPE_CHECKING:
     from .context import ContextSnapshot
 
 
+_OPERATIONS = sorted(A.INFERENCE_OPERATIONS)
+
+
 def to_json(value: Any) -> str:
-    """Content as a JSON string (the SDK takes only primitives and homogeneous arrays); str passes as-is."""
+    """Content as a JSON string (the SDK takes only primitives and homogeneous arrays); str passes as-is.
+
+    Raises ``ValueError`` for what JSON cannot hold (a circular structure)."""
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _bad_count(value: object, what: str) -> InvalidValueError:
-    return InvalidValueError(f"{what} must be a non-negative int, got {value!r}")
 
 
 class _Call(SpanHelper):
@@ -43,6 +45,7 @@ class _Call(SpanHelper):
         # SpanHelper.__init__ inlined (this is the hottest constructor on the no-SDK path).
         self._state = 0
         self._provider = None
+        self._misuse = None
         self._retries = 0
         self._cost = 0.0
         self._capture_arg = capture_content
@@ -66,7 +69,8 @@ class _Call(SpanHelper):
 
     def retry(self, error_type: str | None = None) -> int:
         """Record that the call is being retried; returns the retry number (1 for the first retry)."""
-        self._require_active()
+        if not self._require_active():
+            return self._retries
         self._retries += 1
         if self._span is not None:
             attrs: dict[str, AttributeValue] = {A.RETRY_ATTEMPT: self._retries}
@@ -76,10 +80,11 @@ class _Call(SpanHelper):
 
     def set_cost(self, usd: float) -> None:
         """Cost in USD as reported or computed by the caller; replaces an earlier value; adds to the run."""
-        if self._state != 1:
-            self._require_active()
+        if self._state != 1 and not self._require_active():
+            return
         if type(usd) not in (float, int) or usd < 0:
-            raise InvalidValueError(f"cost must be a non-negative number of USD, got {usd!r}")
+            self._bad(InvalidValueError(f"cost must be a non-negative number of USD, got {usd!r}"))
+            return
         usd = float(usd)
         delta, self._cost = usd - self._cost, usd
         if self._run is not None:
@@ -93,10 +98,14 @@ class _Call(SpanHelper):
 
     def _content(self, key: str, value: Any) -> bool:
         """Set a content attribute if capture is on; returns whether it was recorded."""
-        self._require_active()
-        if self._span is None or value is None or not self.capture_content:
+        if not self._require_active() or self._span is None or value is None or not self.capture_content:
             return False
-        self._span.set_attribute(key, to_json(value))
+        try:
+            content = to_json(value)
+        except ValueError as exc:
+            self._bad(InvalidValueError(f"{key} cannot be written as JSON: {exc}"))
+            return False
+        self._span.set_attribute(key, content)
         return True
 
 
@@ -118,26 +127,32 @@ class ProviderCall(_Call):
     ) -> None:
         super().__init__(capture_content)
         if not isinstance(provider, str) or not provider or not isinstance(model, str) or not model:
-            raise InvalidValueError("provider and model must be non-empty strings")
-        if operation not in A.INFERENCE_OPERATIONS:
-            raise InvalidValueError(f"operation must be one of {sorted(A.INFERENCE_OPERATIONS)}, got {operation!r}")
-        self.provider = provider
-        self.model = model
-        self.operation = operation
+            problems = self._problems()
+            provider = text(provider, "provider", problems)  # type: ignore[assignment]
+            model = text(model, "model", problems)  # type: ignore[assignment]
+        if not isinstance(operation, str) or operation not in A.INFERENCE_OPERATIONS:
+            operation = one_of(operation, _OPERATIONS, "operation", self._problems())  # type: ignore[assignment]
+        self.provider: str | None = provider
+        self.model: str | None = model
+        self.operation: str | None = operation
         self.data_source_id = data_source_id
         self._fallbacks = 0
-        self._original: tuple[str, str] | None = None
+        self._original: tuple[str | None, str | None] | None = None
         self._snapshot = context_snapshot
+        if context_snapshot is not None and context_snapshot.problems:
+            self._problems().extend(context_snapshot.problems)  # reported when it was assembled
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        attrs: dict[str, AttributeValue] = {
-            A.GEN_AI_OPERATION_NAME: self.operation,
-            A.GEN_AI_PROVIDER_NAME: self.provider,
-            A.GEN_AI_REQUEST_MODEL: self.model,
-        }
+        attrs: dict[str, AttributeValue] = {}
+        put(attrs, A.GEN_AI_OPERATION_NAME, self.operation)
+        put(attrs, A.GEN_AI_PROVIDER_NAME, self.provider)
+        put(attrs, A.GEN_AI_REQUEST_MODEL, self.model)
         attrs.update(base_attributes(parent, A.KIND_PROVIDER_CALL))
         put(attrs, A.GEN_AI_DATA_SOURCE_ID, self.data_source_id)
-        return f"{self.operation} {self.model}", SpanKind.CLIENT, attrs, None
+        return self._name(), SpanKind.CLIENT, attrs, None
+
+    def _name(self) -> str:
+        return f"{self.operation or UNKNOWN} {self.model or UNKNOWN}"
 
     def _after_start(self, span: Span) -> None:
         if self._snapshot is not None:
@@ -153,19 +168,19 @@ class ProviderCall(_Call):
         reasoning_output_tokens: int | None = None,
     ) -> None:
         """Token usage as the provider reported it (input includes cached tokens, per the conventions)."""
-        if self._state != 1:
-            self._require_active()
+        if self._state != 1 and not self._require_active():
+            return
         span = self._span
         # input/output first, unrolled: the common case, and this is on the no-SDK hot path
         if input_tokens is not None:
             if type(input_tokens) is not int or input_tokens < 0:  # bool is rejected too
-                raise _bad_count(input_tokens, "input_tokens")
-            if span is not None:
+                self._bad_count(input_tokens, "input_tokens")
+            elif span is not None:
                 span.set_attribute(A.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
         if output_tokens is not None:
             if type(output_tokens) is not int or output_tokens < 0:
-                raise _bad_count(output_tokens, "output_tokens")
-            if span is not None:
+                self._bad_count(output_tokens, "output_tokens")
+            elif span is not None:
                 span.set_attribute(A.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
         if cache_read_input_tokens is None and cache_creation_input_tokens is None and reasoning_output_tokens is None:
             return
@@ -177,9 +192,12 @@ class ProviderCall(_Call):
             if value is None:
                 continue
             if type(value) is not int or value < 0:
-                raise _bad_count(value, what)
-            if span is not None:
+                self._bad_count(value, what)
+            elif span is not None:
                 span.set_attribute(key, value)
+
+    def _bad_count(self, value: object, what: str) -> None:
+        self._bad(InvalidValueError(f"{what} must be a non-negative int, got {value!r}"))
 
     def set_response(
         self,
@@ -188,49 +206,58 @@ class ProviderCall(_Call):
         response_id: str | None = None,
         finish_reasons: Iterable[str] | None = None,
     ) -> None:
-        self._require_active()
-        if self._span is None:
+        """What the provider answered: the model that produced it, its response id, the finish reasons."""
+        if not self._require_active() or self._span is None:
             return
         if model is not None:
             self._span.set_attribute(A.GEN_AI_RESPONSE_MODEL, model)
         if response_id is not None:
             self._span.set_attribute(A.GEN_AI_RESPONSE_ID, response_id)
         if finish_reasons is not None:
-            self._span.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, tuple(finish_reasons))
+            reasons = strings(finish_reasons, "finish_reasons", self._problems())
+            if reasons:
+                self._span.set_attribute(A.GEN_AI_RESPONSE_FINISH_REASONS, reasons)
+            self._sync_misuse()
 
     def fallback(
         self, *, to_provider: str | None = None, to_model: str | None = None, reason: str | None = None
     ) -> None:
         """Switch to another provider and/or model: an event, and the span is renamed after the new model."""
-        self._require_active()
+        if not self._require_active():
+            return
         new_provider = to_provider or self.provider
         new_model = to_model or self.model
         if (new_provider, new_model) == (self.provider, self.model):
-            raise InvalidValueError("a fallback must change the provider or the model")
+            self._bad(InvalidValueError("a fallback must change the provider or the model"), "no fallback recorded")
+            return
         self._fallbacks += 1
         span = self._span
         if span is not None:
-            attrs: dict[str, AttributeValue] = {
-                A.FALLBACK_FROM_PROVIDER: self.provider,
-                A.FALLBACK_FROM_MODEL: self.model,
-                A.FALLBACK_TO_PROVIDER: new_provider,
-                A.FALLBACK_TO_MODEL: new_model,
-            }
+            attrs: dict[str, AttributeValue] = {}
+            put(attrs, A.FALLBACK_FROM_PROVIDER, self.provider)
+            put(attrs, A.FALLBACK_FROM_MODEL, self.model)
+            put(attrs, A.FALLBACK_TO_PROVIDER, new_provider)
+            put(attrs, A.FALLBACK_TO_MODEL, new_model)
             put(attrs, A.FALLBACK_REASON, reason)
             span.add_event(A.EVENT_FALLBACK, attrs)
             if self._original is None:
-                span.set_attribute(A.FALLBACK_ORIGINAL_PROVIDER, self.provider)
-                span.set_attribute(A.FALLBACK_ORIGINAL_MODEL, self.model)
-            span.set_attribute(A.GEN_AI_PROVIDER_NAME, new_provider)
-            span.set_attribute(A.GEN_AI_REQUEST_MODEL, new_model)
-            span.update_name(f"{self.operation} {new_model}")
+                put_span(span, A.FALLBACK_ORIGINAL_PROVIDER, self.provider)
+                put_span(span, A.FALLBACK_ORIGINAL_MODEL, self.model)
+            put_span(span, A.GEN_AI_PROVIDER_NAME, new_provider)
+            put_span(span, A.GEN_AI_REQUEST_MODEL, new_model)
         if self._original is None:
             self._original = (self.provider, self.model)
         self.provider, self.model = new_provider, new_model
+        if span is not None:
+            span.update_name(self._name())
 
     def record_context(self, snapshot: ContextSnapshot) -> None:
         """Record an assembled context snapshot on this call (attributes + per-block events)."""
-        self._require_active()
+        if not self._require_active():
+            return
+        if snapshot.problems:
+            self._problems().extend(snapshot.problems)  # reported when it was assembled
+            self._sync_misuse()
         if self._span is not None:
             snapshot.record_on(self._span)
 
@@ -269,22 +296,20 @@ class ToolInvocation(_Call):
     ) -> None:
         super().__init__(capture_content)
         if not isinstance(name, str) or not name:
-            raise InvalidValueError("tool name must be a non-empty string")
-        self.name = name
-        self.call_id = None if call_id is None else check_id(call_id, "call_id")
+            name = text(name, "tool name", self._problems())  # type: ignore[assignment]
+        self.name: str | None = name
+        self.call_id = None if call_id is None else check_id(call_id, "call_id", self._problems())
         self.tool_type = tool_type
         self.provider = provider
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        attrs: dict[str, AttributeValue] = {
-            A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-            A.GEN_AI_TOOL_NAME: self.name,
-        }
+        attrs: dict[str, AttributeValue] = {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL}
+        put(attrs, A.GEN_AI_TOOL_NAME, self.name)
         attrs.update(base_attributes(parent, A.KIND_TOOL))
         put(attrs, A.GEN_AI_TOOL_CALL_ID, self.call_id)
         put(attrs, A.GEN_AI_TOOL_TYPE, self.tool_type)
         put(attrs, A.TOOL_PROVIDER, self.provider)
-        return f"{A.OP_EXECUTE_TOOL} {self.name}", SpanKind.INTERNAL, attrs, None
+        return f"{A.OP_EXECUTE_TOOL} {self.name or UNKNOWN}", SpanKind.INTERNAL, attrs, None
 
     def record_arguments(self, arguments: Any) -> bool:
         """``gen_ai.tool.call.arguments`` when content capture is on."""

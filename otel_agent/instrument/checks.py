@@ -12,26 +12,33 @@ from collections.abc import Sequence
 from opentelemetry.trace import Link, Span, SpanKind
 
 from . import attributes as A
-from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, emit_record, put
+from ._misuse import Problems
+from ._scope import (
+    UNKNOWN,
+    AttributeValue,
+    Scope,
+    SpanHelper,
+    base_attributes,
+    current_scope,
+    emit_record,
+    put,
+    put_misuse,
+)
 from ._tracer import current_tracer
-from .errors import InvalidValueError
+from ._validate import number, text
 
 GUARD_OUTCOMES = ("passed", "blocked")
 VERIFIER_OUTCOMES = ("passed", "failed")
 
 
-def _score(score: float | None) -> float | None:
-    if score is None:
-        return None
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        raise InvalidValueError(f"score must be a number, got {score!r}")
-    return float(score)
+def _score(score: float | None, problems: Problems) -> float | None:
+    return None if score is None else number(score, "score", problems)
 
 
-def _name(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidValueError(f"{what} must be a non-empty string")
-    return value
+def _name(value: object, what: str, helper: SpanHelper) -> str | None:
+    if isinstance(value, str) and value:
+        return value
+    return text(value, what, helper._problems())
 
 
 class Guard(SpanHelper):
@@ -41,14 +48,14 @@ class Guard(SpanHelper):
 
     def __init__(self, name: str, *, stage: str | None = None, target_id: str | None = None) -> None:
         super().__init__()
-        self.name = _name(name, "guard name")
+        self.name = _name(name, "guard name", self)
         self.stage = stage
         self.target_id = target_id
         self.outcome: str | None = None
         self.reason: str | None = None
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        return f"{A.OP_APPLY_GUARDRAIL} {self.name}", SpanKind.INTERNAL, _guard_attrs(parent, self), None
+        return f"{A.OP_APPLY_GUARDRAIL} {self.name or UNKNOWN}", SpanKind.INTERNAL, _guard_attrs(parent, self), None
 
     def passed(self, reason: str | None = None) -> None:
         self._set("passed", reason)
@@ -57,8 +64,8 @@ class Guard(SpanHelper):
         self._set("blocked", reason)
 
     def _set(self, outcome: str, reason: str | None) -> None:
-        self._require_active()
-        self.outcome, self.reason = outcome, reason
+        if self._require_active():
+            self.outcome, self.reason = outcome, reason
 
     def _close(self, span: Span) -> None:
         if self.outcome is not None:
@@ -72,18 +79,22 @@ class Verifier(SpanHelper):
 
     def __init__(self, name: str, *, target_id: str | None = None) -> None:
         super().__init__()
-        self.name = _name(name, "verifier name")
+        self.name = _name(name, "verifier name", self)
         self.target_id = target_id
         self.outcome: str | None = None
         self.score: float | None = None
         self.reason: str | None = None
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        return f"verify {self.name}", SpanKind.INTERNAL, _verifier_attrs(parent, self), None
+        return f"verify {self.name or UNKNOWN}", SpanKind.INTERNAL, _verifier_attrs(parent, self), None
 
     def set_result(self, passed: bool, *, score: float | None = None, reason: str | None = None) -> None:
-        self._require_active()
-        self.outcome, self.score, self.reason = ("passed" if passed else "failed"), _score(score), reason
+        if not self._require_active():
+            return
+        self.outcome, self.reason = ("passed" if passed else "failed"), reason
+        if score is not None:
+            self.score = _score(score, self._problems())
+            self._sync_misuse()
 
     def _close(self, span: Span) -> None:
         if self.outcome is not None:
@@ -93,7 +104,7 @@ class Verifier(SpanHelper):
 def _guard_attrs(scope: Scope, g: Guard) -> dict[str, AttributeValue]:
     attrs: dict[str, AttributeValue] = {A.GEN_AI_OPERATION_NAME: A.OP_APPLY_GUARDRAIL}
     attrs.update(base_attributes(scope, A.KIND_GUARD))
-    attrs[A.GUARD_NAME] = g.name
+    put(attrs, A.GUARD_NAME, g.name)
     put(attrs, A.GUARD_STAGE, g.stage)
     put(attrs, A.GUARD_TARGET_ID, g.target_id)
     return attrs
@@ -107,7 +118,7 @@ def _guard_outcome(attrs: dict[str, AttributeValue], g: Guard) -> dict[str, Attr
 
 def _verifier_attrs(scope: Scope, v: Verifier) -> dict[str, AttributeValue]:
     attrs = base_attributes(scope, A.KIND_VERIFIER)
-    attrs[A.VERIFIER_NAME] = v.name
+    put(attrs, A.VERIFIER_NAME, v.name)
     put(attrs, A.VERIFIER_TARGET_ID, v.target_id)
     return attrs
 
@@ -137,7 +148,8 @@ def guard_result(
     tracer = current_tracer()
     if tracer is not None:
         attrs = _guard_outcome(_guard_attrs(current_scope(), g), g)
-        emit_record(f"{A.OP_APPLY_GUARDRAIL} {g.name}", attrs, tracer=tracer)
+        put_misuse(attrs, g._misuse)
+        emit_record(f"{A.OP_APPLY_GUARDRAIL} {g.name or UNKNOWN}", attrs, tracer=tracer)
     return g.outcome
 
 
@@ -151,9 +163,12 @@ def verifier_result(
 ) -> str:
     """Record a finished verification at once (zero-length span); returns ``passed`` or ``failed``."""
     v = Verifier(name, target_id=target_id)
-    v.outcome, v.score, v.reason = ("passed" if passed else "failed"), _score(score), reason
+    v.outcome, v.reason = ("passed" if passed else "failed"), reason
+    if score is not None:
+        v.score = _score(score, v._problems())
     tracer = current_tracer()
     if tracer is not None:
         attrs = _verifier_outcome(_verifier_attrs(current_scope(), v), v)
-        emit_record(f"verify {v.name}", attrs, tracer=tracer)
+        put_misuse(attrs, v._misuse)
+        emit_record(f"verify {v.name or UNKNOWN}", attrs, tracer=tracer)
     return v.outcome  # type: ignore[return-value]

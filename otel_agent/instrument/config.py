@@ -1,4 +1,4 @@
-"""Library-wide settings: the tracer provider to use and whether content may be captured.
+"""Library-wide settings: the tracer provider to use, whether content may be captured, whether misuse raises.
 
 Content capture (prompts, completions, system instructions, tool arguments/results, raw model output in
 badcases) is off by default, as the GenAI conventions require. Precedence, first match wins:
@@ -17,7 +17,7 @@ import os
 
 from opentelemetry.trace import TracerProvider
 
-from . import _tracer
+from . import _misuse, _tracer
 
 CAPTURE_CONTENT_ENV = "OTEL_AGENT_CAPTURE_CONTENT"
 
@@ -28,15 +28,22 @@ _log = logging.getLogger(__name__)
 _configured_capture: bool | None = None
 
 
-def configure(*, tracer_provider: TracerProvider | None = None, capture_content: bool | None = None) -> None:
+def configure(
+    *,
+    tracer_provider: TracerProvider | None = None,
+    capture_content: bool | None = None,
+    strict: bool | None = None,
+) -> None:
     """Set library defaults without touching OpenTelemetry's global provider.
 
-    ``tracer_provider=None`` leaves the provider choice to the global one; ``capture_content=None``
-    defers to the environment variable.
+    ``tracer_provider=None`` leaves the provider choice to the global one; ``capture_content=None`` and
+    ``strict=None`` defer to the environment variables ``OTEL_AGENT_CAPTURE_CONTENT`` and
+    ``OTEL_AGENT_STRICT``. ``strict=True``: a misused helper raises instead of logging and marking its span.
     """
     global _configured_capture
     _tracer.set_configured_provider(tracer_provider)
     _configured_capture = capture_content
+    _misuse.set_configured_strict(strict)
 
 
 def env_capture_content() -> bool | None:

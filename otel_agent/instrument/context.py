@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from opentelemetry.trace import Span
 
 from . import attributes as A
-from ._ids import check_id, id_or_new, new_id
+from ._ids import given_id, id_or_new, new_id
+from ._misuse import Problems, report
 from ._scope import AttributeValue, put
 from .errors import ContextBudgetError, InvalidValueError
 
@@ -121,6 +122,8 @@ class ContextSnapshot:
     allocations: tuple[Allocation, ...]
     blocks: tuple[PlacedBlock, ...]
     compressions: tuple[Compression, ...]
+    # misuse found while assembling (lenient mode); the provider call it is recorded on carries it
+    problems: tuple[str, ...] = ()
 
     @property
     def available_tokens(self) -> int:
@@ -185,16 +188,33 @@ class ContextSnapshot:
             )
 
 
-def _shares(overrides: Mapping[str, float] | None) -> dict[str, float]:
+def _shares(overrides: Mapping[str, float] | None, problems: Problems) -> dict[str, float]:
+    """Default shares with the caller's overrides; a bad override is ignored, overrides summing above 100 %
+    are all ignored (reported)."""
     shares = dict(DEFAULT_SHARES)
-    for key, value in (overrides or {}).items():
+    if overrides is None:
+        return shares
+    if not isinstance(overrides, Mapping):
+        report(ContextBudgetError(f"shares must be a mapping, got {overrides!r}"), problems, "default shares")
+        return shares
+    for key, value in overrides.items():
         if key not in DEFAULT_SHARES:
-            raise ContextBudgetError(f"unknown block type in shares: {key!r} (types: {list(BLOCK_TYPES)})")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise ContextBudgetError(f"share of {key!r} must be a non-negative number, got {value!r}")
-        shares[key] = float(value)
+            report(
+                ContextBudgetError(f"unknown block type in shares: {key!r} (types: {list(BLOCK_TYPES)})"),
+                problems,
+                "ignored",
+            )
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            report(
+                ContextBudgetError(f"share of {key!r} must be a non-negative number, got {value!r}"),
+                problems,
+                "default share",
+            )
+        else:
+            shares[key] = float(value)
     if sum(shares.values()) > 1.0 + 1e-9:
-        raise ContextBudgetError(f"shares sum to {sum(shares.values()):.4f} > 1.0")
+        report(ContextBudgetError(f"shares sum to {sum(shares.values()):.4f} > 1.0"), problems, "default shares")
+        return dict(DEFAULT_SHARES)
     return shares
 
 
@@ -226,14 +246,39 @@ def _tool_block(
     )
 
 
-def _tokens(block: ContextBlock, tokenizer: Tokenizer) -> int:
+def _tokens(block: ContextBlock, tokenizer: Tokenizer, problems: Problems) -> int:
     if block.token_count is not None:
-        if isinstance(block.token_count, bool) or not isinstance(block.token_count, int) or block.token_count < 0:
-            raise InvalidValueError(f"token_count must be a non-negative int, got {block.token_count!r}")
-        return block.token_count
-    if block.content is None:
-        raise InvalidValueError("a context block needs content or token_count")
+        if type(block.token_count) is int and block.token_count >= 0:
+            return block.token_count
+        report(
+            InvalidValueError(f"token_count must be a non-negative int, got {block.token_count!r}"),
+            problems,
+            "counted from the content" if isinstance(block.content, str) else "0 tokens",
+        )
+    if not isinstance(block.content, str):
+        if block.token_count is None:
+            report(InvalidValueError("a context block needs content or token_count"), problems, "0 tokens")
+        return 0
     return tokenizer(block.content)
+
+
+def _budget(total: object, reserve: object, problems: Problems) -> tuple[int, int]:
+    """(total, reserve) as given when possible: an impossible budget falls back to the default total (8000)
+    and/or a reserve of 15 % of the total (the defaults' ratio)."""
+    if type(total) is not int or total <= 0:
+        report(ContextBudgetError(f"total_budget_tokens must be a positive int, got {total!r}"), problems, "8000")
+        total = 8000
+    if type(reserve) is not int or not 0 <= reserve < total:  # type: ignore[operator]
+        fallback = total * 15 // 100  # type: ignore[operator]
+        report(
+            ContextBudgetError(
+                f"need 0 <= response_reserve_tokens < total_budget_tokens, got {reserve!r} / {total!r}"
+            ),
+            problems,
+            f"reserve {fallback}",
+        )
+        reserve = fallback
+    return total, reserve  # type: ignore[return-value]
 
 
 def assemble_context(
@@ -252,25 +297,31 @@ def assemble_context(
     ``tool_block_id`` is the id of the step-local tool block made from ``selected_tools`` (generated when
     absent; giving it without ``selected_tools`` is an error).
     """
-    if response_reserve_tokens < 0 or total_budget_tokens <= response_reserve_tokens:
-        raise ContextBudgetError(
-            f"need 0 <= response_reserve_tokens < total_budget_tokens, got "
-            f"{response_reserve_tokens} / {total_budget_tokens}"
-        )
-    type_shares = _shares(shares)
+    problems: Problems = []
+    total_budget_tokens, response_reserve_tokens = _budget(total_budget_tokens, response_reserve_tokens, problems)
+    type_shares = _shares(shares, problems)
     available = total_budget_tokens - response_reserve_tokens
     budgets = {t: math.floor(available * type_shares[t] + 1e-9) for t in BLOCK_TYPES}
     remaining = dict(budgets)
 
-    offered = list(blocks)
-    for b in offered:
-        if b.type not in DEFAULT_SHARES:
-            raise InvalidValueError(f"unknown context block type {b.type!r} (types: {list(BLOCK_TYPES)})")
+    offered = []
+    for b in blocks:
+        if isinstance(b, ContextBlock) and b.type in DEFAULT_SHARES:
+            offered.append(b)
+        else:
+            what = f"type {b.type!r}" if isinstance(b, ContextBlock) else repr(b)
+            report(
+                InvalidValueError(f"unknown context block {what} (types: {list(BLOCK_TYPES)})"), problems, "ignored"
+            )
     step_local = selected_tools is not None
     if tool_block_id is not None:
         if not step_local:
-            raise InvalidValueError("tool_block_id names the step-local tool block: pass selected_tools too")
-        check_id(tool_block_id, "tool_block_id")
+            report(
+                InvalidValueError("tool_block_id names the step-local tool block: pass selected_tools too"),
+                problems,
+                "ignored",
+            )
+        tool_block_id = given_id(tool_block_id, "tool_block_id", problems)
     if step_local:
         offered.insert(0, _tool_block(selected_tools, tool_block_id))  # type: ignore[arg-type]
     order = sorted(range(len(offered)), key=lambda i: (-offered[i].priority, i))
@@ -279,10 +330,10 @@ def assemble_context(
     compressions: list[Compression] = []
     for i in order:
         block = offered[i]
-        bid = id_or_new(block.block_id, "blk", "block_id")
-        original = _tokens(block, tokenizer)
+        bid = id_or_new(block.block_id, "blk", "block_id", problems)
+        original = _tokens(block, tokenizer, problems)
         allocated = remaining[block.type]
-        content = block.content
+        content = block.content if isinstance(block.content, str) else None
         if step_local and block.type == "tool_descriptions" and i != 0:
             status, used, content = "excluded", 0, None
         elif original <= allocated:
@@ -315,7 +366,13 @@ def assemble_context(
         )
 
     allocations = tuple(Allocation(t, type_shares[t], budgets[t], budgets[t] - remaining[t]) for t in BLOCK_TYPES)
-    sid = id_or_new(snapshot_id, "ctx", "snapshot_id")
+    sid = id_or_new(snapshot_id, "ctx", "snapshot_id", problems)
     return ContextSnapshot(
-        sid, total_budget_tokens, response_reserve_tokens, allocations, tuple(placed), tuple(compressions)
+        sid,
+        total_budget_tokens,
+        response_reserve_tokens,
+        allocations,
+        tuple(placed),
+        tuple(compressions),
+        tuple(problems),
     )

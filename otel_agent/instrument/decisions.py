@@ -9,11 +9,12 @@ from collections.abc import Sequence
 
 from . import attributes as A
 from ._ids import id_or_new
-from ._scope import base_attributes, current_scope, emit_record, put
+from ._misuse import Problems, report
+from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
+from ._validate import optional_count, text
 from .config import resolve_capture
 from .errors import InvalidValueError
-from .evidence import text
 
 
 def decision_record(
@@ -33,34 +34,43 @@ def decision_record(
 ) -> str:
     """Record what the model proposed and what the policy gate made effective. Returns the decision id.
 
-    ``mismatch`` = the decisions differ, or both actions are given and differ.
+    ``mismatch`` = the decisions differ, or both actions are given and differ (left out, with
+    ``review_required``, when a decision is invalid).
     """
-    did = id_or_new(decision_id, "dec", "decision_id")
-    text(name, "decision name")
-    text(model_decision, "model_decision")
-    text(effective_decision, "effective_decision")
-    if isinstance(evidence_refs, str):
-        raise InvalidValueError("evidence_refs must be a sequence of strings")
-    mismatch = model_decision != effective_decision or (
-        model_action is not None and effective_action is not None and model_action != effective_action
-    )
+    problems: Problems = []
+    did = id_or_new(decision_id, "dec", "decision_id", problems)
+    name = text(name, "decision name", problems)  # type: ignore[assignment]
+    model_decision = text(model_decision, "model_decision", problems)  # type: ignore[assignment]
+    effective_decision = text(effective_decision, "effective_decision", problems)  # type: ignore[assignment]
+    if isinstance(evidence_refs, str) or not hasattr(evidence_refs, "__iter__"):
+        report(InvalidValueError(f"evidence_refs must be a sequence of strings, got {evidence_refs!r}"), problems)
+        refs: tuple[str, ...] = ()
+    else:
+        refs = tuple(str(r) for r in evidence_refs)
+    iteration = optional_count(iteration, "iteration", problems)
+    mismatch: bool | None = None
+    if model_decision is not None and effective_decision is not None:
+        mismatch = model_decision != effective_decision or (
+            model_action is not None and effective_action is not None and model_action != effective_action
+        )
     review = mismatch if review_required is None else review_required
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(current_scope(), A.KIND_DECISION)
         attrs[A.DECISION_ID] = did
-        attrs[A.DECISION_NAME] = name
-        attrs[A.DECISION_MODEL_DECISION] = model_decision
+        put(attrs, A.DECISION_NAME, name)
+        put(attrs, A.DECISION_MODEL_DECISION, model_decision)
         put(attrs, A.DECISION_MODEL_ACTION, model_action)
-        attrs[A.DECISION_EFFECTIVE_DECISION] = effective_decision
+        put(attrs, A.DECISION_EFFECTIVE_DECISION, effective_decision)
         put(attrs, A.DECISION_EFFECTIVE_ACTION, effective_action)
         put(attrs, A.DECISION_EXPECTED_ACTION, expected_action)
         put(attrs, A.DECISION_POLICY_PASSED, policy_passed)
-        attrs[A.DECISION_MISMATCH] = mismatch
-        attrs[A.DECISION_REVIEW_REQUIRED] = review
+        put(attrs, A.DECISION_MISMATCH, mismatch)
+        put(attrs, A.DECISION_REVIEW_REQUIRED, review)
         put(attrs, A.DECISION_REASON, reason)
-        put(attrs, A.DECISION_EVIDENCE_REFS, tuple(str(r) for r in evidence_refs))
+        put(attrs, A.DECISION_EVIDENCE_REFS, refs)
         put(attrs, A.ITERATION, iteration)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.decision", attrs, tracer=tracer)
     return did
 
@@ -83,25 +93,29 @@ def badcase(
     ``error`` fills ``error_type`` / ``message`` when they are not given. ``raw_model_output`` is emitted only
     when content capture is on (argument > enclosing run > configure() > env > off).
     """
-    bid = id_or_new(badcase_id, "bad", "badcase_id")
-    text(stage, "badcase stage")
+    problems: Problems = []
+    bid = id_or_new(badcase_id, "bad", "badcase_id", problems)
+    stage = text(stage, "badcase stage", problems)  # type: ignore[assignment]
     if error is not None:
         error_type = error_type or type(error).__qualname__
         message = message if message is not None else str(error)
     if not error_type:
-        raise InvalidValueError("a badcase needs error_type (or error)")
+        report(InvalidValueError("a badcase needs error_type (or error)"), problems)
+        error_type = None
+    iteration = optional_count(iteration, "iteration", problems)
     tracer = current_tracer()
     if tracer is not None:
         scope = current_scope()
         attrs = base_attributes(scope, A.KIND_BADCASE)
         attrs[A.BADCASE_ID] = bid
-        attrs[A.BADCASE_STAGE] = stage
-        attrs[A.BADCASE_ERROR_TYPE] = error_type
+        put(attrs, A.BADCASE_STAGE, stage)
+        put(attrs, A.BADCASE_ERROR_TYPE, error_type)
         put(attrs, A.BADCASE_MESSAGE, message)
         put(attrs, A.BADCASE_PROVIDER, provider)
         put(attrs, A.BADCASE_MODEL, model)
         put(attrs, A.ITERATION, iteration)
         if raw_model_output is not None and resolve_capture(capture_content, scope.capture):
             attrs[A.BADCASE_RAW_MODEL_OUTPUT] = raw_model_output
+        put_misuse(attrs, problems)
         emit_record("otel_agent.badcase", attrs, tracer=tracer)
     return bid

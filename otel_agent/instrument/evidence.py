@@ -17,8 +17,10 @@ from typing import Any
 
 from . import attributes as A
 from ._ids import check_id, check_ids, id_or_new
-from ._scope import base_attributes, current_scope, emit_record, put
+from ._misuse import Problems, report
+from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
+from ._validate import one_of, text
 from .errors import InvalidValueError
 
 CONFIDENCES = ("high", "medium", "low")
@@ -26,32 +28,24 @@ CITATION_STATUSES = ("valid", "invalid", "weak")
 SEVERITIES = ("low", "medium", "high")
 
 
-def one_of(value: object, allowed: Sequence[str], what: str) -> str:
-    if value not in allowed:
-        raise InvalidValueError(f"{what} must be one of {list(allowed)}, got {value!r}")
-    return value  # type: ignore[return-value]
-
-
-def text(value: object, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidValueError(f"{what} must be a non-empty string")
-    return value
-
-
-def iso_time(value: datetime | str | None) -> str:
+def iso_time(value: datetime | str | None, problems: Problems) -> str | None:
     if value is None:
         return datetime.now(UTC).isoformat(timespec="milliseconds")
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=UTC)
         return value.astimezone(UTC).isoformat(timespec="milliseconds")
-    return text(value, "timestamp")
+    return text(value, "timestamp", problems)
 
 
-def metadata_json(value: Mapping[str, Any] | None) -> str | None:
+def metadata_json(value: Mapping[str, Any] | None, problems: Problems) -> str | None:
     if value is None:
         return None
-    return json.dumps(dict(value), ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    try:
+        return json.dumps(dict(value), ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    except (TypeError, ValueError) as exc:  # not a mapping, circular, keys that are not strings
+        report(InvalidValueError(f"metadata must be a JSON-serialisable mapping: {exc}"), problems)
+        return None
 
 
 def source(
@@ -64,17 +58,19 @@ def source(
     metadata: Mapping[str, Any] | None = None,
 ) -> str:
     """A source document (url, title, provider such as ``tavily``, retrieval time). Returns its id."""
-    sid = id_or_new(source_id, "src", "source_id")
-    text(url, "url")
+    problems: Problems = []
+    sid = id_or_new(source_id, "src", "source_id", problems)
+    url = text(url, "url", problems)  # type: ignore[assignment]
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(current_scope(), A.KIND_SOURCE)
         attrs[A.SOURCE_ID] = sid
-        attrs[A.SOURCE_URL] = url
+        put(attrs, A.SOURCE_URL, url)
         put(attrs, A.SOURCE_TITLE, title)
         put(attrs, A.SOURCE_PROVIDER, provider)
-        attrs[A.SOURCE_RETRIEVED_AT] = iso_time(retrieved_at)
-        put(attrs, A.SOURCE_METADATA, metadata_json(metadata))
+        put(attrs, A.SOURCE_RETRIEVED_AT, iso_time(retrieved_at, problems))
+        put(attrs, A.SOURCE_METADATA, metadata_json(metadata, problems))
+        put_misuse(attrs, problems)
         emit_record("otel_agent.source", attrs, tracer=tracer)
     return sid
 
@@ -89,20 +85,22 @@ def evidence_item(
     metadata: Mapping[str, Any] | None = None,
 ) -> str:
     """An excerpt of a source supporting a step (defaults to the current step's name). Returns its id."""
-    eid = id_or_new(evidence_id, "ev", "evidence_id")
-    check_id(source_id, "source_id")
-    text(excerpt, "excerpt")
-    one_of(confidence, CONFIDENCES, "confidence")
+    problems: Problems = []
+    eid = id_or_new(evidence_id, "ev", "evidence_id", problems)
+    source_id = check_id(source_id, "source_id", problems)  # type: ignore[assignment]
+    excerpt = text(excerpt, "excerpt", problems)  # type: ignore[assignment]
+    confidence = one_of(confidence, CONFIDENCES, "confidence", problems)  # type: ignore[assignment]
     tracer = current_tracer()
     if tracer is not None:
         scope = current_scope()
         attrs = base_attributes(scope, A.KIND_EVIDENCE)
         attrs[A.EVIDENCE_ID] = eid
-        attrs[A.EVIDENCE_SOURCE_ID] = source_id
-        attrs[A.EVIDENCE_EXCERPT] = excerpt
-        attrs[A.EVIDENCE_CONFIDENCE] = confidence
+        put(attrs, A.EVIDENCE_SOURCE_ID, source_id)
+        put(attrs, A.EVIDENCE_EXCERPT, excerpt)
+        put(attrs, A.EVIDENCE_CONFIDENCE, confidence)
         put(attrs, A.EVIDENCE_SUPPORTS_STEP, supports_step if supports_step is not None else scope.step_name)
-        put(attrs, A.EVIDENCE_METADATA, metadata_json(metadata))
+        put(attrs, A.EVIDENCE_METADATA, metadata_json(metadata, problems))
+        put_misuse(attrs, problems)
         emit_record("otel_agent.evidence_item", attrs, tracer=tracer)
     return eid
 
@@ -115,18 +113,20 @@ def claim(
     claim_id: str | None = None,
 ) -> str:
     """A conclusion in an output, optionally bound to the artifact version it appears in. Returns its id."""
-    cid = id_or_new(claim_id, "claim", "claim_id")
-    text(claim_text, "claim text")
-    one_of(confidence, CONFIDENCES, "confidence")
+    problems: Problems = []
+    cid = id_or_new(claim_id, "claim", "claim_id", problems)
+    claim_text = text(claim_text, "claim text", problems)  # type: ignore[assignment]
+    confidence = one_of(confidence, CONFIDENCES, "confidence", problems)  # type: ignore[assignment]
     if artifact_version_id is not None:
-        check_id(artifact_version_id, "artifact_version_id")
+        artifact_version_id = check_id(artifact_version_id, "artifact_version_id", problems)
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(current_scope(), A.KIND_CLAIM)
         attrs[A.CLAIM_ID] = cid
-        attrs[A.CLAIM_TEXT] = claim_text
-        attrs[A.CLAIM_CONFIDENCE] = confidence
+        put(attrs, A.CLAIM_TEXT, claim_text)
+        put(attrs, A.CLAIM_CONFIDENCE, confidence)
         put(attrs, A.CLAIM_ARTIFACT_VERSION_ID, artifact_version_id)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.claim", attrs, tracer=tracer)
     return cid
 
@@ -140,18 +140,20 @@ def citation(
     citation_id: str | None = None,
 ) -> str:
     """A claim ↔ evidence link (``[1]``, ``(Smith 2024)``), status valid / invalid / weak. Returns its id."""
-    cit = id_or_new(citation_id, "cit", "citation_id")
-    check_id(claim_id, "claim_id")
-    check_id(evidence_id, "evidence_id")
-    one_of(status, CITATION_STATUSES, "citation status")
+    problems: Problems = []
+    cit = id_or_new(citation_id, "cit", "citation_id", problems)
+    claim_id = check_id(claim_id, "claim_id", problems)  # type: ignore[assignment]
+    evidence_id = check_id(evidence_id, "evidence_id", problems)  # type: ignore[assignment]
+    status = one_of(status, CITATION_STATUSES, "citation status", problems)  # type: ignore[assignment]
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(current_scope(), A.KIND_CITATION)
         attrs[A.CITATION_ID] = cit
-        attrs[A.CITATION_CLAIM_ID] = claim_id
-        attrs[A.CITATION_EVIDENCE_ID] = evidence_id
+        put(attrs, A.CITATION_CLAIM_ID, claim_id)
+        put(attrs, A.CITATION_EVIDENCE_ID, evidence_id)
         put(attrs, A.CITATION_TEXT, citation_text)
-        attrs[A.CITATION_STATUS] = status
+        put(attrs, A.CITATION_STATUS, status)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.citation", attrs, tracer=tracer)
     return cit
 
@@ -165,20 +167,22 @@ def conflict(
     conflict_id: str | None = None,
 ) -> str:
     """Claims and/or evidence that contradict each other. Returns its id (status is derived from reviews)."""
-    xid = id_or_new(conflict_id, "conflict", "conflict_id")
-    text(description, "conflict description")
-    claims = check_ids(claim_ids, "claim_ids")
-    evidence = check_ids(evidence_ids, "evidence_ids")
+    problems: Problems = []
+    xid = id_or_new(conflict_id, "conflict", "conflict_id", problems)
+    description = text(description, "conflict description", problems)  # type: ignore[assignment]
+    claims = check_ids(claim_ids, "claim_ids", problems)
+    evidence = check_ids(evidence_ids, "evidence_ids", problems)
     if not claims and not evidence:
-        raise InvalidValueError("a conflict needs at least one claim id or evidence id")
-    one_of(severity, SEVERITIES, "severity")
+        report(InvalidValueError("a conflict needs at least one claim id or evidence id"), problems, "recorded without")
+    severity = one_of(severity, SEVERITIES, "severity", problems)  # type: ignore[assignment]
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(current_scope(), A.KIND_CONFLICT)
         attrs[A.CONFLICT_ID] = xid
         put(attrs, A.CONFLICT_CLAIM_IDS, claims)
         put(attrs, A.CONFLICT_EVIDENCE_IDS, evidence)
-        attrs[A.CONFLICT_DESCRIPTION] = description
-        attrs[A.CONFLICT_SEVERITY] = severity
+        put(attrs, A.CONFLICT_DESCRIPTION, description)
+        put(attrs, A.CONFLICT_SEVERITY, severity)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.conflict", attrs, tracer=tracer)
     return xid

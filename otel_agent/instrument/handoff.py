@@ -29,9 +29,10 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from . import _tracer
 from . import attributes as A
-from ._ids import check_opaque, new_id
-from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, emit_record, put
-from .errors import CarrierError, InvalidIdError, ReceiptError
+from ._ids import GENERATED, OPAQUE, new_id
+from ._misuse import Problems, report
+from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, emit_record, put, put_misuse
+from .errors import CarrierError, ReceiptError
 
 TRANSITIONS = (
     "delegated",
@@ -50,21 +51,35 @@ _PROPAGATOR = TraceContextTextMapPropagator()
 _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")
 
 
-def _code(value: str | None, what: str, *, required: bool = False) -> str | None:
+def _code(value: str | None, what: str, problems: Problems, *, required: bool = False) -> str | None:
     if value is None:
         if required:
-            raise ReceiptError(f"{what} is required")
+            report(ReceiptError(f"{what} is required"), problems, "recorded without")
         return None
     if not isinstance(value, str) or _CODE.fullmatch(value) is None:
-        raise ReceiptError(f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {value!r}")
+        report(
+            ReceiptError(f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {value!r}"),
+            problems,
+        )
+        return None
     return value
 
 
-def _opaque(value: str, what: str) -> str:
-    try:
-        return check_opaque(value, what)
-    except InvalidIdError as exc:
-        raise ReceiptError(str(exc)) from exc
+def _opaque(value: str, what: str, problems: Problems | None, instead: str = "left out") -> str | None:
+    if isinstance(value, str) and OPAQUE.fullmatch(value) is not None:
+        return value
+    report(
+        ReceiptError(f"{what} must be an opaque token ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,127}}), got {value!r}"),
+        problems,
+        instead,
+    )
+    return None
+
+
+def _opaque_or_new(value: str | None, prefix: str, what: str, problems: Problems | None) -> str:
+    if value is None:
+        return new_id(prefix)
+    return _opaque(value, what, problems, GENERATED) or new_id(prefix)
 
 
 class _Transitions:
@@ -86,6 +101,7 @@ class _Transitions:
         target: str | None = None,
         kind: SpanKind = SpanKind.INTERNAL,
         links: Sequence[Link] | None = None,
+        problems: Problems | None = None,
     ) -> Span:
         tracer = self._receipt_tracer or _tracer.current_tracer()
         if tracer is None:
@@ -99,44 +115,56 @@ class _Transitions:
         put(attrs, A.RECEIPT_WAITING_FOR, waiting_for)
         put(attrs, A.RECEIPT_ARTIFACT_REF, artifact_ref)
         put(attrs, A.RECEIPT_TARGET, target)
+        # the handle's own misuse (bad ids) marks every transition it records, this call's only this one
+        put_misuse(attrs, [*(self._misuse or ()), *(problems or ())])
         return emit_record(f"otel_agent.receipt.{transition}", attrs, kind=kind, links=links, tracer=tracer)
 
     def progress(self, reason: str | None = None) -> None:
         """Useful progress was made (optionally: which, as a code such as ``sources_checked``)."""
-        self._emit("progress", reason=_code(reason, "reason"))
+        p: Problems = []
+        self._emit("progress", reason=_code(reason, "reason", p), problems=p)
 
     def waiting(self, waiting_for: str, reason: str | None = None) -> None:
         """Legitimately waiting on a named dependency or approval (e.g. ``approval:fallback_source``)."""
+        p: Problems = []
         self._emit(
             "waiting",
-            waiting_for=_code(waiting_for, "waiting_for", required=True),
-            reason=_code(reason, "reason"),
+            waiting_for=_code(waiting_for, "waiting_for", p, required=True),
+            reason=_code(reason, "reason", p),
+            problems=p,
         )
 
     def completed(self, artifact_ref: str | None = None, reason: str | None = None) -> None:
         """The work finished (not yet verified); ``artifact_ref`` names what was produced (an opaque id)."""
-        ref = None if artifact_ref is None else _opaque(artifact_ref, "artifact_ref")
-        self._emit("completed", artifact_ref=ref, reason=_code(reason, "reason"))
+        p: Problems = []
+        ref = None if artifact_ref is None else _opaque(artifact_ref, "artifact_ref", p)
+        self._emit("completed", artifact_ref=ref, reason=_code(reason, "reason", p), problems=p)
 
     def verified(self, reason: str | None = None) -> None:
         """The expected artifact was observed and verified."""
-        self._emit("outcome_verified", reason=_code(reason, "reason"))
+        p: Problems = []
+        self._emit("outcome_verified", reason=_code(reason, "reason", p), problems=p)
 
     def failed(self, reason: str) -> None:
         """Verification failed or the artifact is missing; ``reason`` is a required bounded code."""
-        self._emit("outcome_failed", reason=_code(reason, "reason", required=True))
+        p: Problems = []
+        self._emit("outcome_failed", reason=_code(reason, "reason", p, required=True), problems=p)
 
 
 class Receipt(_Transitions):
     """Record transitions of a known handoff (ids from durable storage, or ``receipt_from_carrier``)."""
 
-    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer")
+    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_misuse")
 
     def __init__(self, operation_id: str, handoff_id: str, expected_artifact: str | None = None) -> None:
-        self.operation_id = _opaque(operation_id, "operation_id")
-        self.handoff_id = _opaque(handoff_id, "handoff_id")
-        self.expected_artifact = None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
+        problems: Problems = []
+        self.operation_id = _opaque_or_new(operation_id, "op", "operation_id", problems)
+        self.handoff_id = _opaque_or_new(handoff_id, "hof", "handoff_id", problems)
+        self.expected_artifact = (
+            None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact", problems)
+        )
         self._receipt_tracer = _tracer.current_tracer()
+        self._misuse: Problems | None = problems or None
 
 
 class Delegation(Receipt):
@@ -158,7 +186,8 @@ class Delegation(Receipt):
         attempt's.
         """
         if handoff_id is not None and handoff_id == self.handoff_id:
-            raise ReceiptError(f"a retry needs a new handoff id, got this attempt's {handoff_id!r}")
+            report(ReceiptError(f"a retry needs a new handoff id, got this attempt's {handoff_id!r}"), None, GENERATED)
+            handoff_id = None
         return delegate(
             self.expected_artifact,  # type: ignore[arg-type]
             operation_id=self.operation_id,
@@ -186,10 +215,12 @@ def delegate(
     """
     token = _tracer.bind(tracer_provider)
     try:
-        op = new_id("op") if operation_id is None else _opaque(operation_id, "operation_id")
-        hid = new_id("hof") if handoff_id is None else _opaque(handoff_id, "handoff_id")
-        d = Delegation(op, hid, expected_artifact, _target(target))
-        span = d._emit("delegated", reason=_code(reason, "reason"), target=d.target, kind=SpanKind.PRODUCER)
+        p: Problems = []
+        op = _opaque_or_new(operation_id, "op", "operation_id", p)
+        hid = _opaque_or_new(handoff_id, "hof", "handoff_id", p)
+        d = Delegation(op, hid, expected_artifact, _target(target, p))
+        reason = _code(reason, "reason", p)
+        span = d._emit("delegated", reason=reason, target=d.target, kind=SpanKind.PRODUCER, problems=p)
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, context=trace.set_span_in_context(span))
         carrier[A.CARRIER_OPERATION_ID] = d.operation_id
@@ -200,42 +231,60 @@ def delegate(
         _tracer.unbind(token)
 
 
-def _target(value: str | None) -> str | None:
+def _target(value: str | None, problems: Problems) -> str | None:
     if value is not None and (not isinstance(value, str) or not value or len(value) > 128):
-        raise ReceiptError(f"target must be a non-empty string of at most 128 characters, got {value!r}")
+        report(ReceiptError(f"target must be a non-empty string of at most 128 characters, got {value!r}"), problems)
+        return None
     return value
 
 
-def parse_carrier(carrier: Mapping[str, str]) -> tuple[str, str, SpanContext | None]:
-    """Validate a carrier; returns (operation id, handoff id, delegating span context or None)."""
+def _carrier_id(carrier: Mapping[str, str], key: str, prefix: str, problems: Problems | None) -> str:
+    value = carrier.get(key)
+    if isinstance(value, str) and OPAQUE.fullmatch(value) is not None:
+        return value
+    report(CarrierError(f"carrier lacks a valid {key}: {value!r}"), problems, GENERATED)
+    return new_id(prefix)
+
+
+def parse_carrier(
+    carrier: Mapping[str, str], problems: Problems | None = None
+) -> tuple[str, str, SpanContext | None]:
+    """Validate a carrier; returns (operation id, handoff id, delegating span context or None).
+
+    Lenient mode (see docs/semconv.md): what is wrong is reported; a missing or invalid id is replaced by a
+    generated one, a malformed ``traceparent`` gives no span context, entries that are not strings are ignored.
+    """
     if not isinstance(carrier, Mapping):
-        raise CarrierError(f"a carrier is a dict of strings, got {type(carrier).__name__}")
-    for key, value in carrier.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise CarrierError("a carrier holds only string keys and string values")
-    try:
-        op = check_opaque(carrier.get(A.CARRIER_OPERATION_ID), "operation id")
-        hid = check_opaque(carrier.get(A.CARRIER_HANDOFF_ID), "handoff id")
-    except InvalidIdError as exc:
-        raise CarrierError(f"carrier lacks a valid receipt id: {exc}") from exc
+        report(CarrierError(f"a carrier is a dict of strings, got {type(carrier).__name__}"), problems, GENERATED)
+        return new_id("op"), new_id("hof"), None
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in carrier.items()):
+        report(CarrierError("a carrier holds only string keys and string values"), problems, "those are ignored")
+        carrier = {k: v for k, v in carrier.items() if isinstance(k, str) and isinstance(v, str)}
+    op = _carrier_id(carrier, A.CARRIER_OPERATION_ID, "op", problems)
+    hid = _carrier_id(carrier, A.CARRIER_HANDOFF_ID, "hof", problems)
     if "traceparent" not in carrier:
         return op, hid, None  # the delegator had no tracing: accept works, without a link
     ctx = trace.get_current_span(_PROPAGATOR.extract(dict(carrier))).get_span_context()
     if not ctx.is_valid:
-        raise CarrierError(f"carrier traceparent is malformed: {carrier['traceparent']!r}")
+        report(CarrierError(f"carrier traceparent is malformed: {carrier['traceparent']!r}"), problems, "no link")
+        return op, hid, None
     return op, hid, ctx
 
 
 def receipt_from_carrier(carrier: Mapping[str, str], *, expected_artifact: str | None = None) -> Receipt:
     """A receipt for the handoff in ``carrier`` without accepting it (e.g. a separate verifier)."""
-    op, hid, _ = parse_carrier(carrier)
-    return Receipt(op, hid, expected_artifact)
+    problems: Problems = []
+    op, hid, _ = parse_carrier(carrier, problems)
+    receipt = Receipt(op, hid, expected_artifact)
+    if problems:
+        receipt._misuse = [*problems, *(receipt._misuse or ())]
+    return receipt
 
 
 class Acceptance(_Transitions, SpanHelper):
     """The worker's side: a CONSUMER span linked to the delegating span; records *accepted* on entry."""
 
-    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_link")
+    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_link")  # + SpanHelper's
 
     def __init__(
         self,
@@ -245,9 +294,12 @@ class Acceptance(_Transitions, SpanHelper):
         tracer_provider: TracerProvider | None = None,
     ) -> None:
         SpanHelper.__init__(self, tracer_provider)
-        op, hid, remote = parse_carrier(carrier)
+        problems = self._problems()
+        op, hid, remote = parse_carrier(carrier, problems)
         self.operation_id, self.handoff_id = op, hid
-        self.expected_artifact = None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact")
+        self.expected_artifact = (
+            None if expected_artifact is None else _opaque(expected_artifact, "expected_artifact", problems)
+        )
         self._receipt_tracer: trace.Tracer | None = None
         attrs: dict[str, AttributeValue] = {
             A.LINK_TYPE: LINK_TYPE_HANDOFF,

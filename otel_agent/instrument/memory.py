@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from . import attributes as A
 from ._ids import check_id, id_or_new
-from ._scope import base_attributes, current_scope, emit_record, put
+from ._misuse import Problems, report
+from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
+from ._validate import one_of, text
 from .errors import InvalidValueError
-from .evidence import one_of, text
 
 MEMORY_TYPES = ("procedural", "episodic", "semantic")
 SCOPE_TYPES = ("organization", "user", "project", "flow", "skill", "session", "run")
@@ -22,14 +23,11 @@ SCOPE_TYPES = ("organization", "user", "project", "flow", "skill", "session", "r
 
 @dataclass(frozen=True, slots=True)
 class MemoryScope:
-    """One scope a memory applies to, e.g. ``MemoryScope("flow", "deep_research")``."""
+    """One scope a memory applies to, e.g. ``MemoryScope("flow", "deep_research")`` (checked where it is used:
+    ``propose_memory`` leaves out a scope of an unknown type or without a ref)."""
 
     type: str
     ref: str
-
-    def __post_init__(self) -> None:
-        one_of(self.type, SCOPE_TYPES, "scope type")
-        text(self.ref, "scope ref")
 
     def encode(self) -> str:
         return f"{self.type}:{self.ref}"
@@ -38,14 +36,23 @@ class MemoryScope:
 ScopeLike = MemoryScope | tuple[str, str] | Mapping[str, str]
 
 
-def _scope(value: ScopeLike) -> MemoryScope:
+def _scope(value: ScopeLike, problems: Problems) -> str | None:
+    """The encoded scope, or None (reported) when it is not a valid one."""
     if isinstance(value, MemoryScope):
-        return value
-    if isinstance(value, Mapping):
-        return MemoryScope(value.get("type", ""), value.get("ref", ""))
-    if isinstance(value, tuple) and len(value) == 2:
-        return MemoryScope(*value)
-    raise InvalidValueError(f"a scope is MemoryScope, (type, ref) or {{'type':..,'ref':..}}, got {value!r}")
+        kind, ref = value.type, value.ref
+    elif isinstance(value, Mapping):
+        kind, ref = value.get("type", ""), value.get("ref", "")
+    elif isinstance(value, tuple) and len(value) == 2:
+        kind, ref = value
+    else:
+        report(
+            InvalidValueError(f"a scope is MemoryScope, (type, ref) or {{'type':..,'ref':..}}, got {value!r}"),
+            problems,
+        )
+        return None
+    if one_of(kind, SCOPE_TYPES, "scope type", problems) is None or text(ref, "scope ref", problems) is None:
+        return None
+    return f"{kind}:{ref}"
 
 
 def propose_memory(
@@ -63,26 +70,31 @@ def propose_memory(
     ``source_run_id`` defaults to the current run. The proposal starts *pending*; its status is derived from
     reviews, never emitted.
     """
-    pid = id_or_new(proposal_id, "memp", "proposal_id")
-    one_of(memory_type, MEMORY_TYPES, "memory_type")
-    text(content, "memory content")
-    text(rationale, "rationale")
-    encoded = tuple(_scope(s).encode() for s in scopes)
+    problems: Problems = []
+    pid = id_or_new(proposal_id, "memp", "proposal_id", problems)
+    memory_type = one_of(memory_type, MEMORY_TYPES, "memory_type", problems)  # type: ignore[assignment]
+    content = text(content, "memory content", problems)  # type: ignore[assignment]
+    rationale = text(rationale, "rationale", problems)  # type: ignore[assignment]
+    if isinstance(scopes, str | bytes) or not hasattr(scopes, "__iter__"):
+        report(InvalidValueError(f"scopes must be a sequence of scopes, got {scopes!r}"), problems)
+        scopes = ()
+    encoded = tuple(e for e in (_scope(s, problems) for s in scopes) if e is not None)
     if not encoded:
-        raise InvalidValueError("a memory proposal needs at least one scope")
+        report(InvalidValueError("a memory proposal needs at least one scope"), problems, "recorded without")
     scope = current_scope()
+    if source_run_id is not None:
+        source_run_id = check_id(source_run_id, "source_run_id", problems)  # left out: the current run
     rid = source_run_id if source_run_id is not None else scope.run_id
-    if rid is not None:
-        check_id(rid, "source_run_id")
     tracer = current_tracer()
     if tracer is not None:
         attrs = base_attributes(scope, A.KIND_MEMORY_PROPOSAL)
         attrs[A.MEMORY_PROPOSAL_ID] = pid
-        attrs[A.MEMORY_PROPOSAL_MEMORY_TYPE] = memory_type
-        attrs[A.MEMORY_PROPOSAL_CONTENT] = content
+        put(attrs, A.MEMORY_PROPOSAL_MEMORY_TYPE, memory_type)
+        put(attrs, A.MEMORY_PROPOSAL_CONTENT, content)
         put(attrs, A.MEMORY_PROPOSAL_SUMMARY, summary)
-        attrs[A.MEMORY_PROPOSAL_SCOPES] = encoded
+        put(attrs, A.MEMORY_PROPOSAL_SCOPES, encoded)
         put(attrs, A.MEMORY_PROPOSAL_SOURCE_RUN_ID, rid)
-        attrs[A.MEMORY_PROPOSAL_RATIONALE] = rationale
+        put(attrs, A.MEMORY_PROPOSAL_RATIONALE, rationale)
+        put_misuse(attrs, problems)
         emit_record("otel_agent.memory_proposal", attrs, tracer=tracer)
     return pid

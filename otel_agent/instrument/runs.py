@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from opentelemetry.trace import Link, Span, SpanKind, TracerProvider
 
 from . import attributes as A
-from ._ids import check_id, new_id
-from ._scope import AttributeValue, Scope, SpanHelper, base_attributes, current_scope, put
-from .errors import BudgetExceededError, InvalidValueError
+from ._ids import given_id, new_id
+from ._scope import UNKNOWN, AttributeValue, Scope, SpanHelper, base_attributes, current_scope, put, shallow_copy
+from ._validate import amount, optional_count, text
+from .errors import BudgetExceededError
 
 
 class FlowRun(SpanHelper):
@@ -55,19 +56,14 @@ class FlowRun(SpanHelper):
         tracer_provider: TracerProvider | None = None,
     ) -> None:
         super().__init__(tracer_provider)
-        if not isinstance(workflow, str) or not workflow:
-            raise InvalidValueError("workflow must be a non-empty string")
-        for name, value in (("max_model_calls", max_model_calls), ("max_tool_calls", max_tool_calls)):
-            if value is not None and (not isinstance(value, int) or value < 0):
-                raise InvalidValueError(f"{name} must be a non-negative int, got {value!r}")
-        if max_cost_usd is not None and (not isinstance(max_cost_usd, int | float) or max_cost_usd < 0):
-            raise InvalidValueError(f"max_cost_usd must be a non-negative number, got {max_cost_usd!r}")
-        self.workflow = workflow
-        self._given_run_id = None if run_id is None else check_id(run_id, "run_id")
+        problems = self._problems()
+        self.workflow: str | None = text(workflow, "workflow", problems)
+        self._given_run_id = given_id(run_id, "run_id", problems)
         self._run_id: str | None = self._given_run_id
-        self.max_model_calls = max_model_calls
-        self.max_tool_calls = max_tool_calls
-        self.max_cost_usd = None if max_cost_usd is None else float(max_cost_usd)
+        # an invalid budget is no budget (left out), never a guessed one
+        self.max_model_calls = optional_count(max_model_calls, "max_model_calls", problems)
+        self.max_tool_calls = optional_count(max_tool_calls, "max_tool_calls", problems)
+        self.max_cost_usd = None if max_cost_usd is None else amount(max_cost_usd, "max_cost_usd", problems)
         self.enforce_budgets = enforce_budgets
         self.agent_name = agent_name
         self.agent_id = agent_id
@@ -80,19 +76,14 @@ class FlowRun(SpanHelper):
         self._lock = threading.Lock()
 
     def __copy__(self) -> FlowRun:  # decorator use: a fresh run (new id unless one was given) per call
-        return FlowRun(
-            self.workflow,
-            run_id=self._given_run_id,
-            max_model_calls=self.max_model_calls,
-            max_tool_calls=self.max_tool_calls,
-            max_cost_usd=self.max_cost_usd,
-            enforce_budgets=self.enforce_budgets,
-            agent_name=self.agent_name,
-            agent_id=self.agent_id,
-            conversation_id=self.conversation_id,
-            capture_content=self.capture_content,
-            tracer_provider=self._provider,
-        )
+        run: FlowRun = shallow_copy(self)
+        run._state = 0
+        run._run_id = self._given_run_id
+        run.model_calls = run.tool_calls = 0
+        run.cost_usd = 0.0
+        run._exceeded = []
+        run._lock = threading.Lock()
+        return run
 
     @property
     def run_id(self) -> str:
@@ -102,19 +93,17 @@ class FlowRun(SpanHelper):
         return self._run_id
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        attrs: dict[str, AttributeValue] = {
-            A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_WORKFLOW,
-            A.GEN_AI_WORKFLOW_NAME: self.workflow,
-            A.RECORD_KIND: A.KIND_FLOW_RUN,
-            A.RUN_ID: self.run_id,
-        }
+        attrs: dict[str, AttributeValue] = {A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_WORKFLOW}
+        put(attrs, A.GEN_AI_WORKFLOW_NAME, self.workflow)
+        attrs[A.RECORD_KIND] = A.KIND_FLOW_RUN
+        attrs[A.RUN_ID] = self.run_id
         put(attrs, A.GEN_AI_AGENT_NAME, self.agent_name)
         put(attrs, A.GEN_AI_AGENT_ID, self.agent_id)
         put(attrs, A.GEN_AI_CONVERSATION_ID, self.conversation_id)
         put(attrs, A.RUN_BUDGET_MAX_MODEL_CALLS, self.max_model_calls)
         put(attrs, A.RUN_BUDGET_MAX_TOOL_CALLS, self.max_tool_calls)
         put(attrs, A.RUN_BUDGET_MAX_COST_USD, self.max_cost_usd)
-        return f"{A.OP_INVOKE_WORKFLOW} {self.workflow}", SpanKind.INTERNAL, attrs, None
+        return f"{A.OP_INVOKE_WORKFLOW} {self.workflow or UNKNOWN}", SpanKind.INTERNAL, attrs, None
 
     def _child_scope(self, parent: Scope) -> Scope:
         # A nested flow run starts a fresh run scope: steps inside belong to it, not to the outer step.
@@ -181,15 +170,19 @@ class Step(SpanHelper):
 
     def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
         super().__init__()
-        if not isinstance(name, str) or not name:
-            raise InvalidValueError("step name must be a non-empty string")
-        self.name = name
-        self._given_id = None if step_id is None else check_id(step_id, "step_id")
+        problems = None
+        if not isinstance(name, str) or not name or step_id is not None or iteration is not None:
+            problems = self._problems()
+        self.name: str | None = text(name, "step name", problems) if problems is not None else name
+        self._given_id = given_id(step_id, "step_id", problems)
         self._step_id: str | None = self._given_id
-        self.iteration = iteration
+        self.iteration = optional_count(iteration, "iteration", problems)
 
     def __copy__(self) -> Step:
-        return Step(self.name, step_id=self._given_id, iteration=self.iteration)
+        new: Step = shallow_copy(self)
+        new._state = 0
+        new._step_id = self._given_id
+        return new
 
     @property
     def step_id(self) -> str:
@@ -202,9 +195,9 @@ class Step(SpanHelper):
         attrs: dict[str, AttributeValue] = {A.RECORD_KIND: A.KIND_STEP}
         put(attrs, A.RUN_ID, parent.run_id)
         attrs[A.STEP_ID] = self.step_id
-        attrs[A.STEP_NAME] = self.name
+        put(attrs, A.STEP_NAME, self.name)
         put(attrs, A.ITERATION, self.iteration)
-        return f"step {self.name}", SpanKind.INTERNAL, attrs, None
+        return f"step {self.name or UNKNOWN}", SpanKind.INTERNAL, attrs, None
 
     def _child_scope(self, parent: Scope) -> Scope:
         return Scope(parent.run, self, parent.capture, self)
@@ -217,15 +210,17 @@ class SkillInvocation(SpanHelper):
 
     def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
         super().__init__()
-        if not isinstance(name, str) or not name or not isinstance(version, str) or not version:
-            raise InvalidValueError("skill name and version must be non-empty strings")
-        self.name = name
-        self.version = version
-        self._given_id = None if invocation_id is None else check_id(invocation_id, "invocation_id")
+        problems = self._problems()
+        self.name: str | None = text(name, "skill name", problems)
+        self.version: str | None = text(version, "skill version", problems)
+        self._given_id = given_id(invocation_id, "invocation_id", problems)
         self._invocation_id: str | None = self._given_id
 
     def __copy__(self) -> SkillInvocation:
-        return SkillInvocation(self.name, self.version, invocation_id=self._given_id)
+        new: SkillInvocation = shallow_copy(self)
+        new._state = 0
+        new._invocation_id = self._given_id
+        return new
 
     @property
     def invocation_id(self) -> str:
@@ -235,10 +230,10 @@ class SkillInvocation(SpanHelper):
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs = base_attributes(parent, A.KIND_SKILL)
-        attrs[A.SKILL_NAME] = self.name
-        attrs[A.SKILL_VERSION] = self.version
+        put(attrs, A.SKILL_NAME, self.name)
+        put(attrs, A.SKILL_VERSION, self.version)
         attrs[A.SKILL_INVOCATION_ID] = self.invocation_id
-        return f"skill {self.name}@{self.version}", SpanKind.INTERNAL, attrs, None
+        return f"skill {self.name or UNKNOWN}@{self.version or UNKNOWN}", SpanKind.INTERNAL, attrs, None
 
 
 # Lower-case aliases: the helpers read as verbs at the call site (``with flow_run("research") as run:``).

@@ -1,4 +1,4 @@
-"""With no SDK configured the helpers run, return ids, enforce budgets and emit nothing.
+"""With no SDK configured the helpers run, return ids, enforce budgets and emit nothing — and say so once.
 
 Runs in a fresh interpreter: OpenTelemetry's global provider can be set only once per process, and the tests
 here must see it unset (then set late, to show the helpers pick it up).
@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from otel_agent.instrument._tracer import NO_SDK_WARNING
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -60,14 +62,17 @@ print(json.dumps(out))
 
 
 def run_script(env_extra: dict[str, str] | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}  # lenient: OTEL_AGENT_STRICT unset
     env.update(env_extra or {})
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(HERE)], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    assert result.stderr == "", result.stderr  # no warnings, no logged errors
+    # exactly two log lines: "no SDK" once (however many helpers ran), and the one misuse exercise_everything makes
+    lines = result.stderr.splitlines()
+    assert lines[0] == NO_SDK_WARNING, result.stderr
+    assert len(lines) == 2 and "otel_agent.instrument misuse: confidence must be one of" in lines[1], lines
     return json.loads(result.stdout)
 
 
@@ -95,6 +100,18 @@ def test_no_sdk_helpers_run_emit_nothing_and_still_work() -> None:
 def test_capture_env_without_sdk_is_harmless() -> None:
     out = run_script({"OTEL_AGENT_CAPTURE_CONTENT": "true"})
     assert out["recorded_input"] is False and out["tracer"] == "None"
+
+
+def test_no_sdk_warning_is_not_given_for_a_provider_that_records_nothing_on_purpose() -> None:
+    code = (
+        "from opentelemetry import trace; from opentelemetry.trace import NoOpTracerProvider; "
+        "trace.set_tracer_provider(NoOpTracerProvider()); import otel_agent.instrument as oi; "
+        "print(oi.claim('c', confidence='low', claim_id='c1'))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert (result.returncode, result.stdout.strip(), result.stderr) == (0, "c1", "")
 
 
 def test_flush_without_sdk_is_a_harmless_true() -> None:
