@@ -271,9 +271,7 @@ def _budget(total: object, reserve: object, problems: Problems) -> tuple[int, in
     if type(reserve) is not int or not 0 <= reserve < total:  # type: ignore[operator]
         fallback = total * 15 // 100  # type: ignore[operator]
         report(
-            ContextBudgetError(
-                f"need 0 <= response_reserve_tokens < total_budget_tokens, got {reserve!r} / {total!r}"
-            ),
+            ContextBudgetError(f"need 0 <= response_reserve_tokens < total_budget_tokens, got {reserve!r} / {total!r}"),
             problems,
             f"reserve {fallback}",
         )
@@ -310,9 +308,7 @@ def assemble_context(
             offered.append(b)
         else:
             what = f"type {b.type!r}" if isinstance(b, ContextBlock) else repr(b)
-            report(
-                InvalidValueError(f"unknown context block {what} (types: {list(BLOCK_TYPES)})"), problems, "ignored"
-            )
+            report(InvalidValueError(f"unknown context block {what} (types: {list(BLOCK_TYPES)})"), problems, "ignored")
     step_local = selected_tools is not None
     if tool_block_id is not None:
         if not step_local:

@@ -246,9 +246,7 @@ def _carrier_id(carrier: Mapping[str, str], key: str, prefix: str, problems: Pro
     return new_id(prefix)
 
 
-def parse_carrier(
-    carrier: Mapping[str, str], problems: Problems | None = None
-) -> tuple[str, str, SpanContext | None]:
+def parse_carrier(carrier: Mapping[str, str], problems: Problems | None = None) -> tuple[str, str, SpanContext | None]:
     """Validate a carrier; returns (operation id, handoff id, delegating span context or None).
 
     Lenient mode (see docs/semconv.md): what is wrong is reported; a missing or invalid id is replaced by a
