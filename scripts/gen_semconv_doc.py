@@ -88,6 +88,59 @@ with oi.accept(carrier, expected_artifact="fact_check_report") as work:
     work.completed("artv_42")
 ```
 
+## Setting up the SDK
+
+The helpers depend on `opentelemetry-api` only. **Without an SDK every helper is a silent no-op**: ids are
+still returned and budgets still enforced, but nothing is recorded — the first helper that finds nothing
+configured logs one warning saying so (`otel_agent.instrument` logger). Five lines at start-up:
+
+```python
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otel_agent import DuckDBSpanExporter  # no server; or OTLPSpanExporter to `otel-agent serve` (:4317)
+
+provider = TracerProvider()
+provider.add_span_processor(BatchSpanProcessor(DuckDBSpanExporter("./otel_agent.duckdb")))
+trace.set_tracer_provider(provider)  # at exit: provider.shutdown() exports what is buffered
+```
+
+To send to a running receiver instead: `from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import
+OTLPSpanExporter` and `OTLPSpanExporter(endpoint="http://127.0.0.1:4317", insecure=True)`. Give the provider a
+`Resource` with `service.name` to tell agents apart. To keep the global provider untouched, bind one instead:
+`configure(tracer_provider=provider)`, `with use_tracer_provider(provider):` or `flow_run(...,
+tracer_provider=provider)`. A provider chosen to record nothing (`NoOpTracerProvider`, `OTEL_SDK_DISABLED=true`)
+is respected without a warning.
+
+## When a helper is misused
+
+OpenTelemetry's rule is that instrumentation must not throw into the application. So a helper called with a
+value outside its documented vocabulary — a wrong type, an empty name, `confidence="sure"`, negative tokens, an
+impossible context budget, a receipt reason that is not a bounded code, a malformed carrier, a handle used
+outside its `with` block — by default (**lenient mode**):
+
+- **returns normally**, doing what the table says instead;
+- **marks the span it emits** with `otel_agent.misuse` (string[]: one message per problem, ending with what
+  was done instead, e.g. `confidence must be one of ['high', 'medium', 'low'], got 'sure' (left out)`). A
+  provider call also carries the problems of the context snapshot recorded on it. The `data_quality` view
+  lists every marked span (docs/views-runs.md);
+- **logs one warning per call site** on the `otel_agent.instrument` logger — the file and line of the agent
+  code that called the helper — however often that line runs.
+
+<!-- misuse table -->
+
+**Strict mode** raises instead: `OTEL_AGENT_STRICT=1` (or `true` / `yes` / `on`), or `configure(strict=True)`,
+which wins over the environment (`configure(strict=False)` forces lenient). The error is an
+`InstrumentError` subclass (`InvalidValueError`, `InvalidIdError`, `ContextBudgetError`, `ReceiptError`,
+`CarrierError`, `NotActiveError`), raised where the problem is found, before the call's record is emitted.
+Use it in tests and CI — otel_agent's own test suite runs strict (`tests/conftest.py`) — and leave it off in
+production.
+
+**Budget enforcement is not misuse.** `flow_run(..., enforce_budgets=True)` asks for the agent to be stopped:
+a call that would start beyond a budget raises `BudgetExceededError` in both modes (after recording a blocked
+`budget.<name>` guard result). Without `enforce_budgets`, budgets are observed only (`otel_agent.budget_exceeded`
+events, `otel_agent.run.budget.exceeded`).
+
 ## Principles
 
 - **Standard names first.** `gen_ai.*` attributes, operation names (`invoke_workflow`, `chat`, `execute_tool`,
@@ -116,6 +169,8 @@ with oi.accept(carrier, expected_artifact="fact_check_report") as work:
   `configure(capture_content=)` > env `OTEL_AGENT_CAPTURE_CONTENT` (`true/1/yes/on`) > off. Records the caller
   hands over explicitly (evidence excerpts, claim texts, artifact contents, memory proposals) are the record
   itself and are always emitted.
+- **Misuse is marked, not raised** (unless strict mode is on): see "When a helper is misused" above. A span
+  carrying `otel_agent.misuse` may lack attributes its kind requires — the messages say which were left out.
 - **Status.** A helper block that raises gets status ERROR, `error.type` = exception class name and an
   `exception` event. A guard that blocks, a failed verification, a badcase record or an `outcome_failed`
   transition is an *outcome*, recorded in attributes, with status UNSET.
@@ -155,6 +210,44 @@ worker's transitions carry it only when the worker names it). The writer's ident
 """
 
 
+# "When a helper is misused": what a helper does in lenient mode instead of raising (otel_agent/instrument/_misuse.py)
+MISUSE_FALLBACKS = [
+    (
+        "a value, a reference to another record (`source_id` of an evidence item, `claim_id` of a citation, ...), "
+        "a number, a vocabulary value",
+        "leaves it out of the span: nothing is coerced or guessed",
+    ),
+    (
+        "the record's own id (`claim_id=`, `run_id=`, `step_id=`, `operation_id=`, ...)",
+        "uses a generated id, and returns it",
+    ),
+    (
+        "a name the span is named after (workflow, step, skill, tool, provider, model, guard, verifier)",
+        "leaves the attribute out; `unknown` stands in for it in the span name",
+    ),
+    (
+        "an impossible context budget",
+        "total 8000 tokens when the total is not a positive int; a reserve of 15 % of the total when the reserve is "
+        "negative or not below the total; a bad share → that type's default share, shares above 100 % → all "
+        "defaults; a block of an unknown type is not placed",
+    ),
+    (
+        "a carrier that is not a dict of strings, or lacks the receipt ids",
+        "generated operation and handoff ids, and no link to the delegating span",
+    ),
+    (
+        "a handle used outside its block, a used handle entered again",
+        "nothing (a warning only: there is no span to mark)",
+    ),
+]
+
+
+def _misuse_table() -> str:
+    lines = ["| What was wrong | What the helper does instead |", "| --- | --- |"]
+    lines += [f"| {wrong} | {instead} |" for wrong, instead in MISUSE_FALLBACKS]
+    return "\n".join(lines)
+
+
 def _cell(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text.replace("|", "\\|").replace("\n", "\\n")
@@ -167,7 +260,7 @@ def _code(value: Any) -> str:
 def render(registry: dict[str, Any]) -> str:
     attrs = {a["name"]: a for a in registry["attributes"]}
     spans = {s["record_kind"]: s for s in registry["spans"]}
-    out = [INTRO]
+    out = [INTRO.replace("<!-- misuse table -->", _misuse_table())]
 
     out.append("## Concept → telemetry\n")
     out.append("| Concept | `otel_agent.record.kind` | Span name | Span kind | Helper |")

@@ -89,3 +89,9 @@ def report(error: InstrumentError, problems: Problems | None = None, instead: st
     )
     if full:
         log.warning("otel_agent.instrument: misuse at more than %d call sites; no further sites are logged", MAX_SITES)
+
+
+def forget_call_sites() -> None:
+    """Forget which call sites were logged (tests only: a test that counts warnings starts from none)."""
+    with _sites_lock:
+        _sites.clear()

@@ -4,11 +4,13 @@ span names/kinds/events match, and docs/semconv.md is generated from it."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 from instrument_support import Spans, exercise_everything
 from opentelemetry.sdk.trace import ReadableSpan
@@ -177,3 +179,19 @@ def test_doc_usage_example_runs(spans: Spans) -> None:
         "waiting",
         "completed",
     ]
+
+
+def test_doc_sdk_setup_records_into_the_store(tmp_path: Path) -> None:
+    """The five-line set-up of docs/semconv.md, run as written in a fresh process, records a helper's span."""
+    doc = (ROOT / "docs" / "semconv.md").read_text()
+    setup = doc[doc.index("## Setting up the SDK") :]
+    code = re.search(r"```python\n(.*?)```", setup, re.S).group(1)  # type: ignore[union-attr]
+    code += "import otel_agent.instrument as oi\noi.claim('set up', confidence='high', claim_id='c1')\n"
+    code += "provider.shutdown()\n"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")  # no "no SDK" warning either
+    con = duckdb.connect(str(tmp_path / "otel_agent.duckdb"), read_only=True)
+    assert con.execute("SELECT record_kind, record_id FROM spans").fetchall() == [("claim", "c1")]
+    con.close()
