@@ -75,6 +75,12 @@ with oi.flow_run("deep_research", max_model_calls=8, max_cost_usd=0.5) as run:
     with oi.step("synthesize"):
         report = oi.create_artifact("Agent memory", artifact_type="markdown_report")
         v1 = report.add_version("# Agent memory\\n- claim [1]", evidence_ids=[ev])
+        with oi.provider_call(
+            "openai", "gpt-4o", agent_name="quality_review_agent", prompt_name="quality_review",
+            prompt_version="3", iteration=2, input_artifacts=["requirement.json", v1],
+        ) as review:  # what the call depended on; usage unknown, so the caller's own estimate
+            review.set_token_estimate(2400)
+            review.set_output_artifacts(["quality_reviews.json"])
         claim = oi.claim("claim", confidence="high", artifact_version_id=v1)
         oi.citation(claim, ev, citation_text="[1]")
         handoff = oi.delegate("fact_check_report", target="fact_checker")
@@ -87,6 +93,14 @@ with oi.accept(carrier, expected_artifact="fact_check_report") as work:
     ...
     work.completed("artv_42")
 ```
+
+A model call records its data dependencies (seed 001's `agent_runs.json`): the prompt it used
+(`gen_ai.prompt.name` / `gen_ai.prompt.version`), the agent that made it (`gen_ai.agent.name`), the artifacts
+or records it read and produced (`otel_agent.call.input_artifacts` / `output_artifacts`: names or ids, free
+form), a token estimate when the provider reports no usage (`otel_agent.call.token_estimate`) and the repair
+round (`otel_agent.iteration`). A tool invocation takes `input_artifacts`, `output_artifacts` and `iteration`
+too. So "which artifacts did quality-review round 2 depend on, and what did it produce" is one query over the
+provider-call spans.
 
 ## Setting up the SDK
 

@@ -24,6 +24,8 @@ GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tok
 GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
 GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_PROMPT_NAME: Final = "gen_ai.prompt.name"
+GEN_AI_PROMPT_VERSION: Final = "gen_ai.prompt.version"
 GEN_AI_AGENT_ID: Final = "gen_ai.agent.id"
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
@@ -88,6 +90,10 @@ FALLBACK_TO_PROVIDER: Final = "otel_agent.fallback.to_provider"
 FALLBACK_TO_MODEL: Final = "otel_agent.fallback.to_model"
 FALLBACK_REASON: Final = "otel_agent.fallback.reason"
 TOOL_PROVIDER: Final = "otel_agent.tool.provider"
+# a call's data dependencies (seed 001's agent_runs.json): what it read, what it produced, its own token estimate
+CALL_INPUT_ARTIFACTS: Final = "otel_agent.call.input_artifacts"
+CALL_OUTPUT_ARTIFACTS: Final = "otel_agent.call.output_artifacts"
+CALL_TOKEN_ESTIMATE: Final = "otel_agent.call.token_estimate"
 
 # --- guard / verifier ---------------------------------------------------------------------------------------
 GUARD_NAME: Final = "otel_agent.guard.name"

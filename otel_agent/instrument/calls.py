@@ -15,7 +15,7 @@ from opentelemetry.trace import Link, Span, SpanKind
 from . import attributes as A
 from ._ids import check_id
 from ._scope import UNKNOWN, AttributeValue, Scope, SpanHelper, base_attributes, put, put_span
-from ._validate import one_of, strings, text
+from ._validate import count, one_of, strings, text
 from .checks import guard_result
 from .config import resolve_capture
 from .errors import BudgetExceededError, InvalidValueError
@@ -37,9 +37,10 @@ def to_json(value: Any) -> str:
 
 
 class _Call(SpanHelper):
-    """What provider calls and tool invocations share: retries, cost, budget counting, content gating."""
+    """What provider calls and tool invocations share: retries, cost, budget counting, content gating, and the
+    call's data dependencies (the artifacts it read and produced, its iteration)."""
 
-    __slots__ = ("_retries", "_cost", "_capture_arg", "_inherited_capture", "_run")
+    __slots__ = ("_retries", "_cost", "_capture_arg", "_inherited_capture", "_run", "_extra")
 
     def __init__(self, capture_content: bool | None) -> None:
         # SpanHelper.__init__ inlined (this is the hottest constructor on the no-SDK path).
@@ -49,6 +50,29 @@ class _Call(SpanHelper):
         self._retries = 0
         self._cost = 0.0
         self._capture_arg = capture_content
+        self._extra: dict[str, AttributeValue] | None = None  # start attributes beyond the common ones
+
+    def _dependencies(
+        self, input_artifacts: object, output_artifacts: object, iteration: object
+    ) -> dict[str, AttributeValue]:
+        """Validate the data-dependency arguments into start attributes (kept in ``_extra``)."""
+        extra = self._extra = {} if self._extra is None else self._extra
+        if input_artifacts is not None:
+            put(extra, A.CALL_INPUT_ARTIFACTS, strings(input_artifacts, "input_artifacts", self._problems()))
+        if output_artifacts is not None:
+            put(extra, A.CALL_OUTPUT_ARTIFACTS, strings(output_artifacts, "output_artifacts", self._problems()))
+        if iteration is not None:
+            put(extra, A.ITERATION, count(iteration, "iteration", self._problems()))
+        return extra
+
+    def set_output_artifacts(self, names: Iterable[str]) -> None:
+        """Name the artifacts / records this call produced (known once it answered); replaces earlier ones."""
+        if not self._require_active():
+            return
+        produced = strings(names, "output_artifacts", self._problems())
+        self._sync_misuse()
+        if self._span is not None and produced:
+            self._span.set_attribute(A.CALL_OUTPUT_ARTIFACTS, produced)
 
     def _prepare(self, parent: Scope) -> None:
         """Inherit the run's capture setting; count against (and maybe enforce) the run's budgets."""
@@ -124,8 +148,34 @@ class ProviderCall(_Call):
         data_source_id: str | None = None,
         context_snapshot: ContextSnapshot | None = None,
         capture_content: bool | None = None,
+        prompt_name: str | None = None,
+        prompt_version: str | None = None,
+        agent_name: str | None = None,
+        input_artifacts: Sequence[str] | None = None,
+        output_artifacts: Sequence[str] | None = None,
+        token_estimate: int | None = None,
+        iteration: int | None = None,
     ) -> None:
         super().__init__(capture_content)
+        if (
+            prompt_name is not None
+            or prompt_version is not None
+            or agent_name is not None
+            or input_artifacts is not None
+            or output_artifacts is not None
+            or token_estimate is not None
+            or iteration is not None
+        ):
+            extra = self._dependencies(input_artifacts, output_artifacts, iteration)
+            problems = self._problems()
+            if prompt_name is not None:
+                put(extra, A.GEN_AI_PROMPT_NAME, text(prompt_name, "prompt_name", problems))
+            if prompt_version is not None:
+                put(extra, A.GEN_AI_PROMPT_VERSION, text(prompt_version, "prompt_version", problems))
+            if agent_name is not None:
+                put(extra, A.GEN_AI_AGENT_NAME, text(agent_name, "agent_name", problems))
+            if token_estimate is not None:
+                put(extra, A.CALL_TOKEN_ESTIMATE, count(token_estimate, "token_estimate", problems))
         if not isinstance(provider, str) or not provider or not isinstance(model, str) or not model:
             problems = self._problems()
             provider = text(provider, "provider", problems)  # type: ignore[assignment]
@@ -149,6 +199,8 @@ class ProviderCall(_Call):
         put(attrs, A.GEN_AI_REQUEST_MODEL, self.model)
         attrs.update(base_attributes(parent, A.KIND_PROVIDER_CALL))
         put(attrs, A.GEN_AI_DATA_SOURCE_ID, self.data_source_id)
+        if self._extra:
+            attrs.update(self._extra)
         return self._name(), SpanKind.CLIENT, attrs, None
 
     def _name(self) -> str:
@@ -198,6 +250,15 @@ class ProviderCall(_Call):
 
     def _bad_count(self, value: object, what: str) -> None:
         self._bad(InvalidValueError(f"{what} must be a non-negative int, got {value!r}"))
+
+    def set_token_estimate(self, tokens: int) -> None:
+        """The caller's own estimate of the call's tokens, for when the provider reports no usage."""
+        if not self._require_active():
+            return
+        estimate = count(tokens, "token_estimate", self._problems())
+        self._sync_misuse()
+        if self._span is not None and estimate is not None:
+            self._span.set_attribute(A.CALL_TOKEN_ESTIMATE, estimate)
 
     def set_response(
         self,
@@ -293,8 +354,13 @@ class ToolInvocation(_Call):
         tool_type: str = "function",
         provider: str | None = None,
         capture_content: bool | None = None,
+        input_artifacts: Sequence[str] | None = None,
+        output_artifacts: Sequence[str] | None = None,
+        iteration: int | None = None,
     ) -> None:
         super().__init__(capture_content)
+        if input_artifacts is not None or output_artifacts is not None or iteration is not None:
+            self._dependencies(input_artifacts, output_artifacts, iteration)
         if not isinstance(name, str) or not name:
             name = text(name, "tool name", self._problems())  # type: ignore[assignment]
         self.name: str | None = name
@@ -309,6 +375,8 @@ class ToolInvocation(_Call):
         put(attrs, A.GEN_AI_TOOL_CALL_ID, self.call_id)
         put(attrs, A.GEN_AI_TOOL_TYPE, self.tool_type)
         put(attrs, A.TOOL_PROVIDER, self.provider)
+        if self._extra:
+            attrs.update(self._extra)
         return f"{A.OP_EXECUTE_TOOL} {self.name or UNKNOWN}", SpanKind.INTERNAL, attrs, None
 
     def record_arguments(self, arguments: Any) -> bool:

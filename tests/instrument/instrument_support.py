@@ -88,7 +88,17 @@ def exercise_everything() -> dict[str, object]:
                     ],
                     selected_tools={"web_fetch": "fetch a page"},
                 )
-                with oi.provider_call("tavily", "search", context_snapshot=snapshot) as call:
+                with oi.provider_call(
+                    "tavily",
+                    "search",
+                    context_snapshot=snapshot,
+                    prompt_name="search_planner",
+                    prompt_version="2",
+                    agent_name="researcher",
+                    input_artifacts=["requirement.json"],
+                    iteration=1,
+                ) as call:
+                    call.set_output_artifacts(["search_plan.json"])
                     call.retry("timeout")
                     call.fallback(to_provider="exa", reason="rate_limited")
                     call.set_usage(
@@ -102,9 +112,16 @@ def exercise_everything() -> dict[str, object]:
                     call.set_cost(0.02)
                     call.record_input([{"role": "user", "content": "q"}], system_instructions="be brief")
                     call.record_output([{"role": "assistant", "content": "a"}])
-                with oi.provider_call("exa", "index", operation="retrieval", data_source_id="web_index"):
-                    pass
-                with oi.tool_invocation("web_search", call_id="call_1", provider="tavily") as tool:
+                with oi.provider_call("exa", "index", operation="retrieval", data_source_id="web_index") as c2:
+                    c2.set_token_estimate(900)
+                with oi.tool_invocation(
+                    "web_search",
+                    call_id="call_1",
+                    provider="tavily",
+                    input_artifacts=["search_plan.json"],
+                    output_artifacts=["hits.json"],
+                    iteration=1,
+                ) as tool:
                     tool.retry()
                     tool.set_cost(0.001)
                     tool.record_arguments({"query": "agents"})

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import duckdb
 import pytest
 from instrument_support import Spans, parent_id, span_id
 from opentelemetry.trace import SpanKind
 
 import otel_agent.instrument as oi
+from otel_agent import DuckDBSpanExporter
 from otel_agent.instrument import attributes as A
 
 MESSAGES = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
@@ -231,3 +234,66 @@ def test_provider_call_as_decorator_uses_a_fresh_call_each_time(spans: Spans) ->
         assert [ask(1), ask(2)] == [1, 2]
     assert run.model_calls == 2 and run.cost_usd == pytest.approx(0.02)
     assert [s.attributes[A.GEN_AI_USAGE_INPUT_TOKENS] for s in spans.kind("provider_call")] == [1, 2]
+
+
+def test_a_model_call_records_its_data_dependencies(spans: Spans, tmp_path: Path) -> None:
+    """Seed 001's agent_runs.json: prompt, agent, input/output artifacts, token estimate, iteration — through
+    the helpers, into a real store, answered by one query."""
+    with oi.flow_run("game_change", run_id="run_q"), oi.step("quality_review", iteration=2):
+        with oi.provider_call(
+            "openai_compatible",
+            "qwen-max",
+            agent_name="quality_review_agent",
+            prompt_name="quality_review",
+            prompt_version="3",
+            input_artifacts=("requirement.json", "structured_goal.json", "comparison_report.json"),
+            iteration=2,
+        ) as call:
+            call.set_token_estimate(2400)
+            call.set_output_artifacts(["quality_reviews.json"])
+        with oi.tool_invocation("diff_config", input_artifacts=["candidate_config.json"], iteration=2):
+            pass
+    (span,) = spans.kind("provider_call")
+    assert {k: v for k, v in span.attributes.items() if k.startswith(("gen_ai.prompt", "gen_ai.agent"))} == {
+        A.GEN_AI_AGENT_NAME: "quality_review_agent",
+        A.GEN_AI_PROMPT_NAME: "quality_review",
+        A.GEN_AI_PROMPT_VERSION: "3",
+    }
+    assert span.attributes[A.CALL_INPUT_ARTIFACTS] == (
+        "requirement.json",
+        "structured_goal.json",
+        "comparison_report.json",
+    )
+    assert span.attributes[A.CALL_OUTPUT_ARTIFACTS] == ("quality_reviews.json",)
+    assert span.attributes[A.CALL_TOKEN_ESTIMATE] == 2400 and span.attributes[A.ITERATION] == 2
+    assert A.GEN_AI_USAGE_INPUT_TOKENS not in span.attributes  # an estimate is not usage
+    tool = spans.one("tool_invocation")
+    assert tool.attributes[A.CALL_INPUT_ARTIFACTS] == ("candidate_config.json",) and tool.attributes[A.ITERATION] == 2
+
+    path = tmp_path / "deps.duckdb"
+    exporter = DuckDBSpanExporter(path)
+    exporter.export(list(spans.all))
+    exporter.shutdown()
+    con = duckdb.connect(str(path), read_only=True)
+    answer = con.execute(
+        """SELECT attributes->>'gen_ai.agent.name',
+                  from_json(attributes->'otel_agent.call.input_artifacts', '["VARCHAR"]'),
+                  from_json(attributes->'otel_agent.call.output_artifacts', '["VARCHAR"]')
+           FROM spans WHERE record_kind = 'provider_call' AND run_id = 'run_q'
+             AND (attributes->>'otel_agent.iteration')::INT = 2"""
+    ).fetchall()
+    con.close()
+    assert answer == [
+        (
+            "quality_review_agent",
+            ["requirement.json", "structured_goal.json", "comparison_report.json"],
+            ["quality_reviews.json"],
+        )
+    ]
+
+
+def test_calls_without_dependencies_emit_none_of_their_attributes(spans: Spans) -> None:
+    with oi.provider_call("openai", "gpt-4o"), oi.tool_invocation("t"):
+        pass
+    deps = {A.CALL_INPUT_ARTIFACTS, A.CALL_OUTPUT_ARTIFACTS, A.CALL_TOKEN_ESTIMATE, A.ITERATION, A.GEN_AI_PROMPT_NAME}
+    assert all(not deps & set(s.attributes) for s in spans.all)
