@@ -76,8 +76,13 @@ with oi.flow_run("deep_research", max_model_calls=8, max_cost_usd=0.5) as run:
         report = oi.create_artifact("Agent memory", artifact_type="markdown_report")
         v1 = report.add_version("# Agent memory\\n- claim [1]", evidence_ids=[ev])
         with oi.provider_call(
-            "openai", "gpt-4o", agent_name="quality_review_agent", prompt_name="quality_review",
-            prompt_version="3", iteration=2, input_artifacts=["requirement.json", v1],
+            "openai",
+            "gpt-4o",
+            agent_name="quality_review_agent",
+            prompt_name="quality_review",
+            prompt_version="3",
+            iteration=2,
+            input_artifacts=["requirement.json", v1],
         ) as review:  # what the call depended on; usage unknown, so the caller's own estimate
             review.set_token_estimate(2400)
             review.set_output_artifacts(["quality_reviews.json"])
