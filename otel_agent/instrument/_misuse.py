@@ -17,6 +17,7 @@ Only the rare path costs anything: the environment is read, and the stack walked
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -31,6 +32,7 @@ MAX_SITES = 4096  # call sites remembered; past it, further sites are not logged
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_CONTEXTLIB = contextlib.__file__  # ExitStack.enter_context(helper): the site is the caller of enter_context
 log = logging.getLogger("otel_agent.instrument")
 
 _configured_strict: bool | None = None
@@ -55,7 +57,9 @@ def strict() -> bool:
 def call_site() -> tuple[str, int]:
     """File and line of the innermost frame outside this package: the agent code that called the helper."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or frame.f_code.co_filename == _CONTEXTLIB
+    ):
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return "<unknown>", 0

@@ -291,3 +291,28 @@ def test_data_quality_view_after_ingest_through_the_embedded_exporter(tmp_path: 
     section = doc[doc.index("### `data_quality`") :]
     assert [c for c in columns if f"`{c}`" not in section] == []
     assert "`190_data_quality.sql`" in doc
+
+
+def test_the_call_site_is_the_agents_line_through_decorators_and_exit_stacks(
+    spans: Spans, lenient: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    import contextlib
+
+    @oi.step("decorated", iteration=-1)
+    def work() -> None:
+        pass
+
+    with caplog.at_level(logging.WARNING, logger="otel_agent.instrument"):
+        work()
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(oi.tool_invocation(""))
+    lines = [r.getMessage().split(": otel_agent.instrument misuse")[0] for r in caplog.records]
+    here = Path(__file__).resolve()
+    assert [line.rsplit(":", 1)[0] for line in lines] == [str(here)] * 2, lines
+    source = here.read_text().splitlines()
+    assert '@oi.step("decorated", iteration=-1)' in source[int(lines[0].rsplit(":", 1)[1]) - 1]
+    assert "stack.enter_context(oi.tool_invocation" in source[int(lines[1].rsplit(":", 1)[1]) - 1]
+    assert [s.attributes[A.MISUSE] for s in spans.all if A.MISUSE in s.attributes] == [
+        ("iteration must be a non-negative int, got -1 (left out)",),  # the decorator's template found it
+        ("tool name must be a non-empty string, got '' (left out)",),
+    ]
