@@ -2,11 +2,14 @@
 as standard OpenTelemetry spans (GenAI conventions where they exist, ``otel_agent.*`` attributes elsewhere).
 
 Depends on ``opentelemetry-api`` only. With no SDK configured every helper is a cheap no-op that still returns
-ids (and still enforces budgets when asked to). The vocabulary is ``registry.json`` beside this file, rendered
-as ``docs/semconv.md``."""
+ids (and still enforces budgets when asked to); the first one logs a warning saying so. A misused helper never
+raises into the agent: it logs once per call site and marks its span ``otel_agent.misuse`` — unless strict
+mode (``OTEL_AGENT_STRICT=1`` / ``configure(strict=True)``) asks it to raise. The vocabulary is
+``registry.json`` beside this file, rendered as ``docs/semconv.md``."""
 
 from __future__ import annotations
 
+from ._misuse import STRICT_ENV
 from ._scope import SpanHelper, current_operation
 from ._tracer import flush, use_tracer_provider
 from .artifacts import Artifact, add_artifact_version, create_artifact
@@ -43,6 +46,7 @@ __all__ = [
     "CAPTURE_CONTENT_ENV",
     "DEFAULT_SHARES",
     "STEP_LOCAL_TOOL_PRIORITY",
+    "STRICT_ENV",
     "Acceptance",
     "Artifact",
     "BudgetExceededError",
