@@ -51,6 +51,14 @@ _PROPAGATOR = TraceContextTextMapPropagator()
 _CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")
 
 
+def _shape(value: object) -> str:
+    """A rejected receipt value, described without its content: codes and ids exist so that prose, paths and
+    payloads stay off receipts (and carriers), and the misuse message must not carry them either."""
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    return f"a {type(value).__name__}"
+
+
 def _code(value: str | None, what: str, problems: Problems, *, required: bool = False) -> str | None:
     if value is None:
         if required:
@@ -58,7 +66,7 @@ def _code(value: str | None, what: str, problems: Problems, *, required: bool = 
         return None
     if not isinstance(value, str) or _CODE.fullmatch(value) is None:
         report(
-            ReceiptError(f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {value!r}"),
+            ReceiptError(f"{what} must be a bounded code ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,63}}), got {_shape(value)}"),
             problems,
         )
         return None
@@ -69,7 +77,7 @@ def _opaque(value: str, what: str, problems: Problems | None, instead: str = "le
     if isinstance(value, str) and OPAQUE.fullmatch(value) is not None:
         return value
     report(
-        ReceiptError(f"{what} must be an opaque token ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,127}}), got {value!r}"),
+        ReceiptError(f"{what} must be an opaque token ([A-Za-z0-9][A-Za-z0-9_.:-]{{0,127}}), got {_shape(value)}"),
         problems,
         instead,
     )
@@ -242,7 +250,7 @@ def _carrier_id(carrier: Mapping[str, str], key: str, prefix: str, problems: Pro
     value = carrier.get(key)
     if isinstance(value, str) and OPAQUE.fullmatch(value) is not None:
         return value
-    report(CarrierError(f"carrier lacks a valid {key}: {value!r}"), problems, GENERATED)
+    report(CarrierError(f"carrier lacks a valid {key}: got {_shape(value)}"), problems, GENERATED)
     return new_id(prefix)
 
 

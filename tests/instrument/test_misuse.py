@@ -316,3 +316,9 @@ def test_the_call_site_is_the_agents_line_through_decorators_and_exit_stacks(
         ("iteration must be a non-negative int, got -1 (left out)",),  # the decorator's template found it
         ("tool name must be a non-empty string, got '' (left out)",),
     ]
+
+
+def test_a_rejected_receipt_reason_is_not_copied_into_the_mark(spans: Spans, lenient: None) -> None:
+    oi.Receipt("op_1", "hof_1").failed("the customer's card 4111 1111 1111 1111 was declined")
+    (mark,) = spans.one("receipt_transition").attributes[A.MISUSE]
+    assert "4111" not in mark and "got a string of 52 characters" in mark
