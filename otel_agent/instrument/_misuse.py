@@ -66,6 +66,11 @@ def call_site() -> tuple[str, int]:
     return frame.f_code.co_filename, frame.f_lineno
 
 
+def as_attribute(problems: Problems) -> tuple[str, ...]:
+    """The value of ``otel_agent.misuse``: the first ``MAX_MESSAGES`` problems."""
+    return tuple(problems[:MAX_MESSAGES])
+
+
 def report(error: InstrumentError, problems: Problems | None = None, instead: str = "left out") -> None:
     """A misuse: raise ``error`` in strict mode; else log it once for its call site and add it to ``problems``.
 

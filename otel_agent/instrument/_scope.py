@@ -22,7 +22,7 @@ from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, Status, Stat
 
 from . import _tracer
 from . import attributes as A
-from ._misuse import Problems, report
+from ._misuse import Problems, as_attribute, report
 from .errors import InstrumentError, NotActiveError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,7 +112,7 @@ def put_span(span: Span, key: str, value: AttributeValue | None) -> None:
 def put_misuse(attrs: dict[str, AttributeValue], problems: Problems | None) -> None:
     """Record the misuse found while building a record on it (lenient mode; strict mode raised already)."""
     if problems:
-        attrs[A.MISUSE] = tuple(problems)
+        attrs[A.MISUSE] = as_attribute(problems)
 
 
 def emit_record(
@@ -194,7 +194,7 @@ class SpanHelper:
             misuse = self._misuse
             if misuse:
                 self._misuse = misuse = list(misuse)  # a decorator's copies must not share the template's list
-                attrs[A.MISUSE] = tuple(misuse)
+                attrs[A.MISUSE] = as_attribute(misuse)
             span = self._span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
             self._otel_token = otel_context.attach(trace.set_span_in_context(span))
         self._scope_token = _SCOPE.set(self._child_scope(parent))
@@ -272,7 +272,7 @@ class SpanHelper:
     def _sync_misuse(self) -> None:
         """Set ``otel_agent.misuse`` on the running span to everything found so far."""
         if self._misuse and self._state == 1 and self._span is not None:
-            self._span.set_attribute(A.MISUSE, tuple(self._misuse))
+            self._span.set_attribute(A.MISUSE, as_attribute(self._misuse))
 
     def _bad(self, error: InstrumentError, instead: str = "left out") -> None:
         """Report a misuse of this helper; lenient mode records it on the span (now, or when it starts)."""

@@ -193,10 +193,17 @@ class ProviderCall(_Call):
             self._problems().extend(context_snapshot.problems)  # reported when it was assembled
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
-        attrs: dict[str, AttributeValue] = {}
-        put(attrs, A.GEN_AI_OPERATION_NAME, self.operation)
-        put(attrs, A.GEN_AI_PROVIDER_NAME, self.provider)
-        put(attrs, A.GEN_AI_REQUEST_MODEL, self.model)
+        if self.operation is not None and self.provider is not None and self.model is not None:
+            attrs: dict[str, AttributeValue] = {
+                A.GEN_AI_OPERATION_NAME: self.operation,
+                A.GEN_AI_PROVIDER_NAME: self.provider,
+                A.GEN_AI_REQUEST_MODEL: self.model,
+            }
+        else:  # misused: what was invalid is left out
+            attrs = {}
+            put(attrs, A.GEN_AI_OPERATION_NAME, self.operation)
+            put(attrs, A.GEN_AI_PROVIDER_NAME, self.provider)
+            put(attrs, A.GEN_AI_REQUEST_MODEL, self.model)
         attrs.update(base_attributes(parent, A.KIND_PROVIDER_CALL))
         put(attrs, A.GEN_AI_DATA_SOURCE_ID, self.data_source_id)
         if self._extra:
