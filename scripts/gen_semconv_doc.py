@@ -131,6 +131,12 @@ OTLPSpanExporter` and `OTLPSpanExporter(endpoint="http://127.0.0.1:4317", insecu
 tracer_provider=provider)`. A provider chosen to record nothing (`NoOpTracerProvider`, `OTEL_SDK_DISABLED=true`)
 is respected without a warning.
 
+`DuckDBSpanExporter` keeps the SDK's exporter contract: `export` returns `SUCCESS` once the spans are committed,
+and a storage failure (a full disk, a file-size limit) is a `FAILURE` with one ERROR line on the
+`otel_agent.exporter` logger, never an exception into the span processor or the agent. `shutdown()` commits
+what is queued and checkpoints; if the checkpoint fails (logged), the committed spans stay in DuckDB's
+write-ahead log and are replayed the next time the file is opened.
+
 ## When a helper is misused
 
 OpenTelemetry's rule is that instrumentation must not throw into the application. So a helper called with a
