@@ -100,6 +100,13 @@ ENV_ONLY: tuple[EnvSetting, ...] = (
         "otel_agent.instrument.config",
     ),
     EnvSetting(
+        "OTEL_AGENT_STRICT",
+        "off",
+        "Instrumentation: a misused helper raises instead of logging once and marking its span (true/1/yes/on; "
+        "for tests and CI).",
+        "otel_agent.instrument._misuse",
+    ),
+    EnvSetting(
         "OTEL_AGENT_RECEIVER",
         "(none)",
         "Reading commands: HTTP address of the receiver to query (same as --receiver).",
