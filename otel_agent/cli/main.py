@@ -115,6 +115,7 @@ def serve(**settings: Any) -> None:
         f"into {config.db}  (Ctrl-C to stop)",
         err=True,
     )
+    click.echo(f"web console: {receiver.console_url}", err=True)
     while not stop.wait(1.0):
         pass
     click.echo("stopping: committing accepted data…", err=True)
@@ -143,9 +144,9 @@ def main() -> None:  # pragma: no cover - console entry point convenience
 
 
 def _register_commands() -> None:
-    from otel_agent.cli import demo_cmds, evidence_cmds, list_cmds, runs_cmds
+    from otel_agent.cli import demo_cmds, evidence_cmds, list_cmds, runs_cmds, ui_cmds
 
-    for module in (demo_cmds, runs_cmds, list_cmds, evidence_cmds):
+    for module in (demo_cmds, runs_cmds, list_cmds, evidence_cmds, ui_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

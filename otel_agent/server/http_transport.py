@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from otel_agent.api.v1 import query_pb2, review_pb2
 from otel_agent.errors import InvalidPayloadError, OtelAgentError, status_for
@@ -68,8 +68,14 @@ def _reply_format(request: Request) -> str:
 
 
 def build_app(
-    pipeline: IngestPipeline, query: QueryService, max_body_bytes: int, review: ReviewService | None = None
+    pipeline: IngestPipeline,
+    query: QueryService,
+    max_body_bytes: int,
+    review: ReviewService | None = None,
+    extra_routes: list[BaseRoute] | None = None,
 ) -> Starlette:
+    """The HTTP app; ``extra_routes`` (the web console) come after the OTLP and API routes, which keep their paths."""
+
     def otlp_endpoint(signal: str) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             fmt = _reply_format(request)
@@ -139,6 +145,7 @@ def build_app(
                 methods=["POST"],
             ),
         ]
+    routes += extra_routes or []
     return Starlette(routes=routes)
 
 

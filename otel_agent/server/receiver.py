@@ -128,7 +128,13 @@ class Receiver:
         # HTTP first: its socket is ours to close if gRPC then fails to bind, whereas a gRPC server that
         # bound a port keeps it until the process exits, started or not.
         try:
-            app = build_app(self.pipeline, self.query, self.config.max_message_bytes, review=self.review)
+            app = build_app(
+                self.pipeline,
+                self.query,
+                self.config.max_message_bytes,
+                review=self.review,
+                extra_routes=self._console_routes(),
+            )
             self.http_server = HttpServer(
                 app, self.config.http_endpoint, "debug" if self.config.log_level == "debug" else "warning"
             )
@@ -159,6 +165,17 @@ class Receiver:
             self.config.db,
         )
         return self
+
+    def _console_routes(self) -> list:
+        """The web console at ``/`` (otel_agent/console), reading through cursors of this receiver's connection."""
+        from otel_agent.console.app import receiver_console_routes
+
+        self.console = receiver_console_routes(self)
+        return self.console.routes
+
+    @property
+    def console_url(self) -> str:
+        return self.http_address + "/"
 
     @property
     def grpc_address(self) -> str:
@@ -191,6 +208,9 @@ class Receiver:
         discovery_path(self.config.db).unlink(missing_ok=True)
 
     def _close_storage(self) -> None:
+        console = getattr(self, "console", None)
+        if console is not None:
+            console.close()
         self.writer.close()
         self.decoder.close()
         try:

@@ -182,26 +182,27 @@ class ReviewService:
         from otel_agent.api.v1 import review_pb2
 
         who = self.auth.authenticate(authorization, "review")
-        # The lookup reads the derived views (on a large store, a second or so): it runs on a cursor, beside the
-        # writer, and only the INSERT goes through the writer thread, so ingestion is not held up.
-        cursor = store_cursor(self.writer.con)
-        try:
-            record = prepare_review(
-                cursor,
-                request.target_kind,
-                request.target_id,
-                request.decision,
-                request.reviewer,
-                request.reason,
-                principal=who.name,
-            )
-        finally:
-            cursor.close()
-        self.writer.run_write(lambda con: insert_review(con, record))
+        record = self.submit(
+            request.target_kind, request.target_id, request.decision, request.reviewer, request.reason, who.name
+        )
         fields = record.as_dict()
         fields["reason"] = fields["reason"] or ""
         fields["principal"] = fields["principal"] or ""
         return review_pb2.ReviewResponse(**fields)
+
+    def submit(
+        self, target_kind: str, target_id: str, decision: str, reviewer: str, reason: str | None, principal: str | None
+    ) -> ReviewRecord:
+        """Append one review written by an already authenticated ``principal`` (the API and the web console)."""
+        # The lookup reads the derived views (on a large store, a second or so): it runs on a cursor, beside the
+        # writer, and only the INSERT goes through the writer thread, so ingestion is not held up.
+        cursor = store_cursor(self.writer.con)
+        try:
+            record = prepare_review(cursor, target_kind, target_id, decision, reviewer, reason, principal=principal)
+        finally:
+            cursor.close()
+        self.writer.run_write(lambda con: insert_review(con, record))
+        return record
 
     def set_writer_trust(self, request: Any, authorization: str | None) -> Any:
         from otel_agent.api.v1 import review_pb2

@@ -1,0 +1,74 @@
+"""Command: ``otel-agent ui`` — the web console over closed stores or shards, read-only (issue 13).
+
+A file held by a running receiver is served by that receiver's own console (``otel-agent serve`` mounts it at
+``/``); this command says where instead of failing on DuckDB's lock.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import threading
+
+import click
+
+from otel_agent.cli.options import db_option
+
+DEFAULT_DB = "./otel_agent.duckdb"
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command()
+@db_option(multiple=True)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=int, default=8080, show_default=True, help="Port to bind (0: any free port).")
+@click.option(
+    "--tokens-file", envvar="OTEL_AGENT_TOKENS_FILE", show_envvar=True, default=None,
+    help="JSON file of bearer tokens (as for serve); viewing needs the query role.",
+)  # fmt: skip
+@click.option("--insecure", is_flag=True, help="Allow binding a non-loopback address without a tokens file.")
+def ui(db: tuple[str, ...], host: str, port: int, tokens_file: str | None, insecure: bool) -> None:
+    """Serve the web console over closed DuckDB files (several --db: shards as one), read-only."""
+    from otel_agent.console.app import build_ui_app, ui_console
+    from otel_agent.errors import OtelAgentError
+    from otel_agent.query.client import live_receiver
+    from otel_agent.server.auth import Authenticator
+    from otel_agent.server.http_transport import HttpServer
+
+    dbs = list(db) or [DEFAULT_DB]
+    for path in dbs:
+        live = live_receiver(path)
+        if live:
+            raise click.ClickException(f"{path} is held by a running receiver, which serves the console: open {live}/")
+    if not tokens_file and not insecure and not _loopback(host):
+        raise click.ClickException(f"refusing to serve {host} without --tokens-file (or --insecure to serve it open)")
+    try:
+        auth = Authenticator.from_file(tokens_file)
+        mounted = ui_console(dbs, auth)
+        server = HttpServer(build_ui_app(mounted), f"{host}:{port}")
+    except (OtelAgentError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(
+        f"otel-agent console (read-only) on http://{shown}:{server.port}/ over {', '.join(dbs)}  (Ctrl-C to stop)"
+    )
+    while not stop.wait(0.5):
+        if not server.thread.is_alive():
+            break
+    server.stop()
+    mounted.close()
+
+
+COMMANDS = [ui]

@@ -1,0 +1,241 @@
+"""The console's routes, for ``otel-agent serve`` (mounted at ``/`` beside OTLP and the APIs) and for
+``otel-agent ui`` (its own app over closed stores, read-only)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from otel_agent.console.render import render
+from otel_agent.console.security import Security, Viewer, clear_session, secure, set_session
+from otel_agent.console.store import ConsoleStore
+from otel_agent.errors import (
+    InvalidPayloadError,
+    NotFoundError,
+    OtelAgentError,
+    PermissionDeniedError,
+    QueryRejectedError,
+    QueryTimeoutError,
+    UnauthenticatedError,
+)
+
+log = logging.getLogger(__name__)
+
+ReviewSubmit = Callable[[str, str, str, str, str | None, str | None], Any]
+"""(target_kind, target_id, decision, reviewer, reason, principal) → the review record (ReviewService.submit)."""
+
+NAV = [
+    ("runs", "/", "Runs"),
+    ("claims", "/claims", "Evidence"),
+    ("artifacts", "/artifacts", "Artifacts"),
+    ("receipts", "/receipts", "Handoffs"),
+    ("providers", "/providers", "Observability"),
+    ("context", "/context", "Context"),
+    ("memory", "/memory", "Memory"),
+    ("sql", "/sql", "SQL"),
+]
+
+
+@dataclass
+class Console:
+    store: ConsoleStore
+    security: Security
+    submit_review: ReviewSubmit | None = None
+    read_only_reason: str | None = None
+    source: str = ""
+    query_max_rows: int = 10_000
+    query_timeout_s: float = 10.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def can_review(self) -> bool:
+        return self.submit_review is not None
+
+    def html(self, request: Request, viewer: Viewer | None, template: str, code: int = 200, **ctx: Any) -> Response:
+        body = render(
+            template,
+            request=request,
+            viewer=viewer,
+            console=self,
+            nav=NAV,
+            args=dict(request.query_params),
+            **ctx,
+        )
+        return HTMLResponse(body, status_code=code)
+
+
+Handler = Callable[[Request, Console, Viewer], Awaitable[Response]]
+
+
+def _error_page(console: Console, request: Request, viewer: Viewer | None, status: int, title: str, message: str):
+    if status == 401:
+        return console.html(request, viewer, "signin.html", code=401, message=message, next=request.url.path)
+    return console.html(request, viewer, "error.html", code=status, title=title, message=message)
+
+
+def page(console: Console, handler: Handler, role: str = "query") -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint: the caller checked for ``role``, the handler run, errors shown as pages, headers added."""
+
+    async def endpoint(request: Request) -> Response:
+        viewer: Viewer | None = None
+        new_cookie: str | None = None
+        try:
+            viewer, new_cookie = console.security.viewer(request, role)
+            if request.method == "POST":
+                form = await request.form()
+                console.security.check_csrf(request, str(form.get("csrf") or ""))
+            response = await handler(request, console, viewer)
+        except UnauthenticatedError as exc:
+            response = _error_page(console, request, None, 401, "Sign in", str(exc))
+        except PermissionDeniedError as exc:
+            response = _error_page(console, request, viewer, 403, "Not allowed", str(exc))
+        except NotFoundError as exc:
+            response = _error_page(console, request, viewer, 404, "Not found", str(exc))
+        except (InvalidPayloadError, QueryRejectedError) as exc:
+            response = _error_page(console, request, viewer, 400, "Cannot do that", str(exc))
+        except QueryTimeoutError as exc:
+            response = _error_page(console, request, viewer, 504, "Too slow", str(exc))
+        except OtelAgentError as exc:
+            response = _error_page(console, request, viewer, 400, "Error", str(exc))
+        except Exception:
+            log.exception("console page %s failed", request.url.path)
+            response = _error_page(console, request, viewer, 500, "Internal error", "the page failed; see the log")
+        return secure(response, new_cookie)
+
+    return endpoint
+
+
+def _safe_next(target: str | None) -> str:
+    """Only a local path (no scheme, no //host): an open redirect would be a phishing aid."""
+    target = target or "/"
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+
+
+def auth_routes(console: Console) -> list[BaseRoute]:
+    async def signin_get(request: Request) -> Response:
+        csrf, new_cookie = console.security.csrf_for(request)
+        response = console.html(
+            request, None, "signin.html", message="", next=_safe_next(request.query_params.get("next")), csrf=csrf
+        )
+        return secure(response, new_cookie)
+
+    async def signin_post(request: Request) -> Response:
+        form = await request.form()
+        csrf, new_cookie = console.security.csrf_for(request)
+        try:
+            console.security.check_csrf(request, str(form.get("csrf") or ""))
+        except PermissionDeniedError as exc:
+            return secure(console.html(request, None, "error.html", 403, title="Not allowed", message=str(exc)))
+        try:
+            sid = console.security.sign_in(str(form.get("token") or ""))
+        except (UnauthenticatedError, PermissionDeniedError) as exc:
+            status = 403 if isinstance(exc, PermissionDeniedError) else 401
+            response = console.html(
+                request, None, "signin.html", status, message=str(exc), next=_safe_next(str(form.get("next") or "")),
+                csrf=csrf,
+            )  # fmt: skip
+            return secure(response, new_cookie)
+        response = RedirectResponse(_safe_next(str(form.get("next") or "/")), status_code=303)
+        set_session(response, sid)
+        return secure(response)
+
+    async def signout_post(request: Request) -> Response:
+        form = await request.form()
+        try:
+            console.security.check_csrf(request, str(form.get("csrf") or ""))
+        except PermissionDeniedError as exc:
+            return secure(console.html(request, None, "error.html", 403, title="Not allowed", message=str(exc)))
+        console.security.sign_out(request.cookies.get("oa_session"))
+        response = RedirectResponse("/signin", status_code=303)
+        clear_session(response)
+        return secure(response)
+
+    return [
+        Route("/signin", signin_get, methods=["GET"]),
+        Route("/signin", signin_post, methods=["POST"]),
+        Route("/signout", signout_post, methods=["POST"]),
+    ]
+
+
+class SecureStatic(StaticFiles):
+    """The vendored assets, with the console's headers (nosniff matters most here)."""
+
+    async def get_response(self, path: str, scope: Any) -> Response:
+        return secure(await super().get_response(path, scope))
+
+
+def console_routes(console: Console) -> list[BaseRoute]:
+    """Every console route; the OTLP and API routes are registered before these and keep their paths."""
+    from otel_agent.console.pages import artifacts, claims, context, memory, providers, receipts, run, runs, sql, trace
+
+    static_dir = str(resources.files("otel_agent.console").joinpath("static"))
+    routes: list[BaseRoute] = [Mount("/static", app=SecureStatic(directory=static_dir), name="static")]
+    routes += auth_routes(console)
+    for module in (runs, run, trace, claims, artifacts, receipts, providers, context, memory, sql):
+        for path, handler, methods, role in module.ROUTES:
+            routes.append(Route(path, page(console, handler, role), methods=methods))
+    return routes
+
+
+@dataclass
+class Mounted:
+    """A console and its routes, for a server to serve and to close when it stops."""
+
+    console: Console
+    routes: list[BaseRoute]
+
+    def close(self) -> None:
+        self.console.store.close()
+
+
+def receiver_console_routes(receiver: Any) -> Mounted:
+    """The console inside ``otel-agent serve``: cursors of the receiver's connection, its authenticator, its
+    query limits, and review actions through its ReviewService (the writer thread)."""
+    config = receiver.config
+    console = Console(
+        store=ConsoleStore(receiver.con, workers=2, timeout_s=config.query_timeout_s),
+        security=Security(receiver.auth),
+        submit_review=receiver.review.submit,
+        source=f"live receiver · {config.db}",
+        query_max_rows=config.query_max_rows,
+        query_timeout_s=config.query_timeout_s,
+    )
+    return Mounted(console, console_routes(console))
+
+
+READ_ONLY_REASON = (
+    "Read-only: otel-agent ui opens closed files read-only. Review through a receiver serving the file "
+    "(otel-agent serve --db FILE) or with otel-agent review."
+)
+
+
+def ui_console(dbs: list[str], auth: Any, *, query_max_rows: int = 10_000, query_timeout_s: float = 10.0) -> Mounted:
+    """The console of ``otel-agent ui``: one closed store, or several shards as one, opened read-only."""
+    from otel_agent.query.client import open_readonly
+
+    con = open_readonly(dbs)
+    console = Console(
+        store=ConsoleStore(con, workers=2, timeout_s=query_timeout_s),
+        security=Security(auth),
+        read_only_reason=READ_ONLY_REASON,
+        source="read-only · " + ", ".join(dbs),
+        query_max_rows=query_max_rows,
+        query_timeout_s=query_timeout_s,
+    )
+    return Mounted(console, console_routes(console))
+
+
+def build_ui_app(mounted: Mounted) -> Starlette:
+    return Starlette(routes=mounted.routes)
+
+
+__all__ = ["Console", "build_ui_app", "console_routes", "RedirectResponse"]

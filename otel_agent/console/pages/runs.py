@@ -1,0 +1,55 @@
+"""``/`` Runs: recent runs with filters, sorting, pagination and a chart of runs, cost and errors over time.
+
+Queries: store/console/runs_list.sql, runs_chart.sql, runs_services.sql. Template: templates/runs.html.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from otel_agent.console import charts
+from otel_agent.console.pages import choice_arg, int_arg, paged, text_arg, time_arg
+from otel_agent.console.render import fmt_num, fmt_ts, fmt_usd
+from otel_agent.console.security import Viewer
+
+SORTS = ("start", "duration", "cost", "calls", "tokens", "errors")
+STATUSES = ("ok", "error", "incomplete")
+
+
+async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
+    limit = int_arg(request, "limit", 50, 1, 200)
+    offset = int_arg(request, "offset", 0, 0, 10_000_000)
+    sort = choice_arg(request, "sort", SORTS, "start")
+    desc = request.query_params.get("dir", "desc") != "asc"
+    filters = {
+        "status": choice_arg(request, "status", STATUSES),
+        "service": text_arg(request, "service"),
+        "text": text_arg(request, "q"),
+        "t0": time_arg(request, "from"),
+        "t1": time_arg(request, "to"),
+    }
+
+    def load(q: Any) -> dict[str, Any]:
+        rows = q.rows("runs_list", **filters, sort=sort, desc=desc, limit=limit + 1, offset=offset)
+        return {
+            "rows": rows,
+            "buckets": q.rows("runs_chart", **filters),
+            "services": [r["service_name"] for r in q.rows("runs_services")],
+        }
+
+    data = await console.store.load(load)
+    rows, page = paged(data["rows"], offset, limit)
+    buckets = data["buckets"]
+    chart_runs = charts.column_chart("Runs (failed in red)", buckets, "runs", fmt_ts, fmt_num, highlight="failed_runs")
+    chart_cost = charts.column_chart("Cost", buckets, "cost_usd", fmt_ts, fmt_usd, cls="alt")
+    chart_errors = charts.column_chart("Spans in error", buckets, "errors", fmt_ts, fmt_num, cls="warn")
+    return console.html(
+        request, viewer, "runs.html", active="runs", rows=rows, page=page, sort=sort, desc=desc,
+        services=data["services"], statuses=STATUSES, charts=[chart_runs, chart_cost, chart_errors],
+    )  # fmt: skip
+
+
+ROUTES = [("/", runs_page, ["GET"], "query")]

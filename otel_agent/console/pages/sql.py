@@ -1,0 +1,65 @@
+"""``/sql``: the read-only query API in a text box, results as a table, CSV and JSON downloads. It runs through
+``query.readonly.run_query`` on the console's connection: the same statement check, row cap, time limit and
+locked-down connection as ``POST /v1/query``. The page shows at most ``PAGE_ROWS`` rows; downloads carry up to
+the row cap.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from otel_agent.console.security import Viewer
+from otel_agent.query.readonly import run_query
+from otel_agent.server.query_service import to_value
+
+PAGE_ROWS = 500
+MAX_SQL = 20_000
+EXAMPLE = "SELECT run_id, workflow_name, status, duration_ms, cost_usd FROM runs ORDER BY start_time DESC LIMIT 20"
+
+
+def _plain(v: Any) -> Any:
+    from google.protobuf import json_format
+
+    return json_format.MessageToDict(to_value(v))
+
+
+async def sql_page(request: Request, console: Any, viewer: Viewer) -> Response:
+    sql = (request.query_params.get("q") or "")[:MAX_SQL]
+    fmt = request.query_params.get("format")
+    result = None
+    if sql.strip():
+        result = await console.store.call(
+            lambda: run_query(
+                console.store.con, sql, max_rows=console.query_max_rows, timeout_s=console.query_timeout_s
+            )
+        )
+    if result is not None and fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(result.columns)
+        for row in result.rows:
+            writer.writerow(["" if v is None else _plain(v) if isinstance(v, (list, dict)) else v for v in row])
+        return Response(buf.getvalue(), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="query.csv"'})  # fmt: skip
+    if result is not None and fmt == "json":
+        body = {
+            "columns": [{"name": n, "type": t} for n, t in zip(result.columns, result.types, strict=True)],
+            "rows": [[_plain(v) for v in row] for row in result.rows],
+            "truncated": result.truncated,
+        }
+        return Response(json.dumps(body, ensure_ascii=False), media_type="application/json",
+                        headers={"Content-Disposition": 'attachment; filename="query.json"'})  # fmt: skip
+    rows = result.rows[:PAGE_ROWS] if result else []
+    return console.html(
+        request, viewer, "sql.html", active="sql", sql=sql, example=EXAMPLE, result=result, rows=rows,
+        page_rows=PAGE_ROWS,
+    )  # fmt: skip
+
+
+ROUTES = [("/sql", sql_page, ["GET"], "query")]

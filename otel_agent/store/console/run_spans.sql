@@ -1,0 +1,15 @@
+-- run_spans: every span of a run for its tree and waterfall (console/tree.py), classified and priced
+-- (oa_priced), in start order, at most $limit (the page offers "show more"); record_id from the raw row.
+SELECT p.trace_id, p.span_id, p.parent_span_id, p.span_name, p.category, p.record_kind, s.record_id,
+       epoch_ns(p.start_time) AS start_ns, epoch_ns(p.end_time) AS end_ns, p.duration_ms, p.status_code,
+       p.is_error, p.error_type, p.service_name, p.workflow_name, p.agent_name, p.step_name, p.skill_name,
+       p.skill_version, p.provider, p.request_model, p.response_model, p.input_tokens, p.output_tokens, p.cost_usd,
+       p.cost_missing_reason, p.retry_count, p.fallback_count, p.fallback_from_provider, p.fallback_from_model,
+       p.nested_call, p.tool_name, p.tool_provider, p.guard_name, p.guard_outcome, p.guard_reason, p.verifier_name,
+       p.verifier_outcome, p.verifier_score, p.receipt_transition, p.handoff_to, p.artifact_id,
+       p.artifact_version_number
+FROM oa_priced($run_id) p
+LEFT JOIN spans s ON s.trace_id = p.trace_id AND s.span_id = p.span_id AND s.end_time = p.end_time
+WHERE p.run_id = $run_id
+ORDER BY p.start_time, p.end_time DESC, p.span_id
+LIMIT $limit
