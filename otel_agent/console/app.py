@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from otel_agent.console.render import render
-from otel_agent.console.security import Security, Viewer, clear_session, secure, set_session
+from otel_agent.console.security import CSRF_COOKIE, Security, Viewer, clear_session, secure, set_session
 from otel_agent.console.store import ConsoleStore
 from otel_agent.errors import (
     InvalidPayloadError,
@@ -76,9 +76,13 @@ class Console:
 Handler = Callable[[Request, Console, Viewer], Awaitable[Response]]
 
 
-def _error_page(console: Console, request: Request, viewer: Viewer | None, status: int, title: str, message: str):
-    if status == 401:
-        return console.html(request, viewer, "signin.html", code=401, message=message, next=request.url.path)
+def _error_page(
+    console: Console, request: Request, viewer: Viewer | None, status: int, title: str, message: str
+) -> Response:
+    if status == 401:  # the sign-in form itself, bound to this browser's CSRF cookie
+        csrf, _ = console.security.csrf_for(request)
+        path = request.url.path if request.method == "GET" else "/"
+        return console.html(request, None, "signin.html", code=401, message=message, next=path, csrf=csrf)
     return console.html(request, viewer, "error.html", code=status, title=title, message=message)
 
 
@@ -87,9 +91,11 @@ def page(console: Console, handler: Handler, role: str = "query") -> Callable[[R
 
     async def endpoint(request: Request) -> Response:
         viewer: Viewer | None = None
-        new_cookie: str | None = None
+        _, new_cookie = console.security.csrf_for(request)
+        if new_cookie:  # the same cookie value for every form rendered in this response
+            request.cookies[CSRF_COOKIE] = new_cookie
         try:
-            viewer, new_cookie = console.security.viewer(request, role)
+            viewer, _ = console.security.viewer(request, role)
             if request.method == "POST":
                 form = await request.form()
                 console.security.check_csrf(request, str(form.get("csrf") or ""))
