@@ -23,7 +23,9 @@ def fmt_ms(v: Any) -> str:
         return f"{v / 60_000:.1f} min"
     if v >= 1000:
         return f"{v / 1000:.2f} s"
-    return f"{v:.0f} ms" if v >= 10 else f"{v:.1f} ms"
+    if v >= 10:
+        return f"{v:.0f} ms"
+    return f"{v:.1f} ms" if v >= 1 or v == 0 else f"{v:.2f} ms"
 
 
 def fmt_usd(v: Any) -> str:

@@ -1,0 +1,200 @@
+"""Web console benchmark (issue 13 §5): page server time on a large store, and what serving pages costs ingest.
+
+Builds (once) the 1 M-span store of bench/derive.py (10 000 runs of 100 spans shaped like our instrumentation's
+output, through the receiver's fold and writer) plus one 2,000-span run (20 run bodies under one run id and
+trace), then starts ``otel-agent serve`` on a copy and times, over loopback HTTP (server time: query + render;
+median and max of --repeat after a warm-up):
+
+  * the runs page            GET /                          target < 300 ms
+  * the 2,000-span run page  GET /runs/{big}  (500 rows shown, "show more")  and  ?limit=2000   target < 500 ms
+  * a claim page             GET /claims/{claim}            target < 100 ms
+
+Then the ingest cost: bench/ingest.py's client processes send gRPC at a paced 20,000 spans/s for --duration
+seconds into a receiver on a fresh copy of the store, first alone, then while one client loads the three pages
+in a loop; it prints committed spans/s and export p50/p99 for both and the page loads done.
+
+    python bench/console.py                       # builds /tmp/otel_agent_derive_1m.duckdb if missing
+    python bench/console.py --spans 200000 --db /tmp/c200k.duckdb --rebuild
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import derive  # noqa: E402
+import ingest  # noqa: E402
+
+BIG_RUN = "run_console_bench_big"
+
+
+def add_big_run(path: str, bodies: int = 20) -> None:
+    """One run of bodies × 100 spans (one trace), written through the receiver's fold and writer."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    from otel_agent.fold.decode import PROTOBUF, decode_payload
+    from otel_agent.fold.redact import Redactor, load_rules
+    from otel_agent.ingest.writer import Writer
+    from otel_agent.store.database import open_store
+
+    rnd = random.Random(99)
+    req = ExportTraceServiceRequest()
+    rs = req.resource_spans.add()
+    rs.resource.attributes.extend([derive.kv("service.name", "bench-big")])
+    ss = rs.scope_spans.add()
+    ss.scope.name = "otel_agent"
+    trace_id = rnd.randbytes(16)
+    start = 1_792_000_000_000_000_000
+    for i in range(bodies):
+        b = derive.RunBuilder(rnd, ss, 900_000 + i, start + i * 5_000_000_000)
+        b.run_id, b.trace_id = BIG_RUN, trace_id
+        b.build()
+    con = open_store(path)
+    writer = Writer(con, max_inflight_bytes=1 << 62)
+    writer.write(decode_payload("traces", PROTOBUF, req.SerializeToString(), Redactor(load_rules(None)), None, 0))
+    writer.close()
+    con.execute("CHECKPOINT").fetchall()
+    con.close()
+
+
+def time_get(url: str, repeat: int) -> tuple[float, float, int]:
+    """(median ms, max ms, bytes) of GET url after one warm-up."""
+    s = requests.Session()
+    r = s.get(url, timeout=120)
+    r.raise_for_status()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = s.get(url, timeout=120)
+        times.append((time.perf_counter() - t0) * 1000)
+        r.raise_for_status()
+    return statistics.median(times), max(times), len(r.content)
+
+
+def page_loader(base: str, paths: list[str], stop: threading.Event, done: list[float]) -> None:
+    s = requests.Session()
+    while not stop.is_set():
+        for p in paths:
+            t0 = time.perf_counter()
+            s.get(base + p, timeout=120).raise_for_status()
+            done.append((time.perf_counter() - t0) * 1000)
+            if stop.is_set():
+                return
+
+
+def ingest_phase(db: str, args: argparse.Namespace, pages: list[str] | None) -> dict:
+    receiver = ingest.ReceiverProcess(db, [])
+    base = f"http://127.0.0.1:{receiver.http_port}"
+    ctx = mp.get_context("spawn")
+    out, ready, go = ctx.Queue(), ctx.Queue(), ctx.Queue()
+    per_client = args.rate / args.clients
+    n_requests = int(per_client * args.duration / 512 * 1.3) + 2
+    procs = [ctx.Process(target=ingest.client_main, args=("grpc", receiver.grpc_port, c + 1, n_requests, 512, 2,
+                                                          args.duration, per_client, per_client, False, ready, go,
+                                                          out)) for c in range(args.clients)]  # fmt: skip
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get()
+    stop, loads = threading.Event(), []
+    loader = None
+    if pages:
+        loader = threading.Thread(target=page_loader, args=(base, pages, stop, loads), daemon=True)
+        loader.start()
+    start_at = time.time() + 1.0
+    for _ in procs:
+        go.put(start_at)
+    results = [out.get() for _ in procs]
+    stop.set()
+    for p in procs:
+        p.join()
+    if loader:
+        loader.join(timeout=60)
+    receiver.stop()
+    lat = sorted(x for r in results for x in r["lat"])
+    return {
+        "spans_per_s": sum(r["acked"] for r in results) / args.duration,
+        "p50_ms": lat[len(lat) // 2] * 1000 if lat else None,
+        "p99_ms": lat[int(len(lat) * 0.99)] * 1000 if lat else None,
+        "page_loads": len(loads),
+        "page_median_ms": statistics.median(loads) if loads else None,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", default="/tmp/otel_agent_derive_1m.duckdb")
+    ap.add_argument("--spans", type=int, default=1_000_000)
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rate", type=float, default=20_000)
+    ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--duration", type=float, default=15.0)
+    ap.add_argument("--no-ingest", action="store_true", help="only the page timings")
+    args = ap.parse_args()
+
+    if args.rebuild or not os.path.exists(args.db):
+        print(f"building {args.db} ({args.spans:,} spans)…", file=sys.stderr)
+        derive.build_store(args.db, args.spans, 7)
+    con = duckdb.connect(args.db, read_only=True)
+    has_big = con.execute("SELECT count(*) FROM spans WHERE run_id = ?", [BIG_RUN]).fetchone()[0]
+    con.close()
+    if not has_big:
+        add_big_run(args.db)
+    con = duckdb.connect(args.db, read_only=True)
+    n_spans, big_spans = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE run_id = ?) FROM spans", [BIG_RUN]
+    ).fetchone()
+    claim = con.execute(
+        "SELECT record_id FROM spans WHERE record_kind = 'claim' ORDER BY start_time LIMIT 1 OFFSET 5000"
+    ).fetchone()[0]
+    con.close()
+    print(f"store: {n_spans:,} spans; big run {big_spans:,} spans; load average {os.getloadavg()}")
+
+    tmp = tempfile.mkdtemp(prefix="console_bench_")
+    try:
+        copy = os.path.join(tmp, "pages.duckdb")
+        shutil.copy(args.db, copy)
+        receiver = ingest.ReceiverProcess(copy, [])
+        base = f"http://127.0.0.1:{receiver.http_port}"
+        pages = {
+            "runs page  GET /": "/",
+            f"run page   GET /runs/{BIG_RUN} (500 rows)": f"/runs/{BIG_RUN}",
+            f"run page   GET /runs/{BIG_RUN}?limit=2000": f"/runs/{BIG_RUN}?limit=2000",
+            "claim page GET /claims/{claim}": f"/claims/{claim}",
+            "providers  GET /providers": "/providers",
+        }
+        for label, path in pages.items():
+            med, worst, size = time_get(base + path, args.repeat)
+            print(f"  {label:<55} median {med:7.0f} ms  max {worst:7.0f} ms  {size / 1024:6.0f} KiB")
+        receiver.stop()
+        if not args.no_ingest:
+            loop = ["/", f"/runs/{BIG_RUN}", f"/claims/{claim}"]
+            for label, with_pages in (("ingest alone", None), ("ingest + pages", loop)):
+                db = os.path.join(tmp, f"ingest-{bool(with_pages)}.duckdb")
+                shutil.copy(args.db, db)
+                r = ingest_phase(db, args, with_pages)
+                print(f"  {label:<16} {r['spans_per_s']:9,.0f} spans/s  p50 {r['p50_ms']:6.0f} ms"
+                      f"  p99 {r['p99_ms']:6.0f} ms"
+                      f"  page loads {r['page_loads']} (median {r['page_median_ms'] or 0:.0f} ms)")  # fmt: skip
+                os.remove(db)
+        print(f"load average after: {os.getloadavg()}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
