@@ -208,7 +208,9 @@ def receiver_console_routes(receiver: Any) -> Mounted:
     query limits, and review actions through its ReviewService (the writer thread)."""
     config = receiver.config
     console = Console(
-        store=ConsoleStore(receiver.con, workers=2, timeout_s=config.query_timeout_s),
+        store=ConsoleStore(
+            receiver.con, workers=2, timeout_s=config.query_timeout_s, generation=lambda: receiver.writer.stats.commits
+        ),
         security=Security(receiver.auth),
         submit_review=receiver.review.submit,
         source=f"live receiver · {config.db}",

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -24,6 +26,7 @@ from otel_agent.store.database import store_cursor
 from otel_agent.store.sql_files import read_sql
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 FOLDER = "console"
 
@@ -71,13 +74,104 @@ class CursorReader(Reader):
         return [json.loads(r[0]) for r in self.cursor.execute(paged, params or []).fetchall()]
 
 
-class ConsoleStore:
-    """A connection the console reads, a pool of ``workers`` threads and a per-request time limit."""
+class Snapshot:
+    """The rows of one whole-store query (``store/console/<name>.sql``) copied into a private in-memory DuckDB
+    as table ``table``, so list pages filter, sort and page them with their own ``.sql`` files in milliseconds.
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, workers: int = 2, timeout_s: float = 10.0) -> None:
+    Why: the ``runs`` view classifies every span of the store (seconds on 1 M spans) and a list page needs it
+    whole to sort and filter by derived values. The copy is taken again when the store has changed
+    (``generation``) and the copy is older than ``max_age_s``; meanwhile pages show the copy and its time
+    (stale-while-revalidate: one refresh at a time, in the pool). A closed store (``otel-agent ui``) is copied
+    once.
+    """
+
+    def __init__(self, name: str, table: str, max_age_s: float) -> None:
+        self.name, self.table, self.max_age_s = name, table, max_age_s
+        self.db = duckdb.connect(":memory:")
+        self.db.execute("SET enable_external_access = false")
+        self.taken_at: float | None = None  # time.time() of the copy
+        self.generation: int | None = None
+        self.refreshing = False
+        self.lock = threading.Lock()
+
+    def refresh(self, store: ConsoleStore) -> None:
+        generation = store.generation()
+        taken = time.time()
+        table = store.run(lambda q: q.cursor.sql(console_sql(self.name)).to_arrow_table())
+        with self.lock:
+            self.db.register("snapshot_new", table)
+            self.db.execute(f"CREATE OR REPLACE TABLE {self.table} AS SELECT * FROM snapshot_new")
+            self.db.unregister("snapshot_new")
+            self.taken_at, self.generation, self.refreshing = taken, generation, False
+
+    def stale(self, store: ConsoleStore) -> bool:
+        return self.taken_at is not None and (
+            self.generation != store.generation() and time.time() - self.taken_at > self.max_age_s
+        )
+
+    def queries(self) -> Queries:
+        return Queries(self.db.cursor())
+
+
+class ConsoleStore:
+    """A connection the console reads, a pool of ``workers`` threads and a per-request time limit.
+
+    ``generation`` tells whether the store changed (the receiver's commit count; constant for closed files).
+    """
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        workers: int = 2,
+        timeout_s: float = 10.0,
+        generation: Callable[[], int] | None = None,
+        snapshot_max_age_s: float = 15.0,
+    ) -> None:
         self.con = con
         self.timeout_s = timeout_s
+        self.generation = generation or (lambda: 0)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="console")
+        self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s)}
+        self._snapshot_lock = threading.Lock()
+
+    async def from_snapshot(self, key: str, fn: Callable[[Queries], T]) -> tuple[T, float]:
+        """``fn`` over the snapshot ``key`` (taken first if there is none yet) and the snapshot's time."""
+        snap = self.snapshots[key]
+        if snap.taken_at is None:
+            with self._snapshot_lock:
+                first = snap.taken_at is None
+            if first:
+                await self.call(lambda: self._refresh_once(snap))
+        elif snap.stale(self):
+            with self._snapshot_lock:
+                start = not snap.refreshing
+                snap.refreshing = True
+            if start:
+                self.pool.submit(self._refresh_quietly, snap)
+
+        def read() -> tuple[T, float]:
+            with snap.lock:
+                q = snap.queries()
+                try:
+                    return fn(q), float(snap.taken_at or 0)
+                finally:
+                    q.cursor.close()
+
+        return await self.call(read)
+
+    def _refresh_once(self, snap: Snapshot) -> None:
+        with self._snapshot_lock:
+            if snap.taken_at is not None:
+                return
+            snap.refresh(self)
+
+    def _refresh_quietly(self, snap: Snapshot) -> None:
+        try:
+            snap.refresh(self)
+        except Exception:  # the old copy stays; the next stale read tries again
+            log.exception("console: refreshing the %s snapshot failed", snap.table)
+            snap.refreshing = False
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return store_cursor(self.con)

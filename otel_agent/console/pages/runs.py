@@ -5,6 +5,7 @@ Queries: store/console/runs_list.sql, runs_chart.sql, runs_services.sql. Templat
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Any
 
 from starlette.requests import Request
@@ -40,7 +41,7 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
             "services": [r["service_name"] for r in q.rows("runs_services")],
         }
 
-    data = await console.store.load(load)
+    data, taken_at = await console.store.from_snapshot("runs", load)
     rows, page = paged(data["rows"], offset, limit)
     buckets = data["buckets"]
     chart_runs = charts.column_chart("Runs (failed in red)", buckets, "runs", fmt_ts, fmt_num, highlight="failed_runs")
@@ -49,6 +50,7 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
     return console.html(
         request, viewer, "runs.html", active="runs", rows=rows, page=page, sort=sort, desc=desc,
         services=data["services"], statuses=STATUSES, charts=[chart_runs, chart_cost, chart_errors],
+        as_of=_dt.datetime.fromtimestamp(taken_at, _dt.UTC),
     )  # fmt: skip
 
 

@@ -1,4 +1,5 @@
 -- runs_chart: runs, cost and errors over time for the Runs page chart, with the page's filters (see runs_list).
+-- Runs over the console's snapshot of the runs view (runs_snapshot.sql), not the view itself.
 -- About 24 buckets over the filtered time span; $t0/$t1 NULL: all time.
 WITH r AS MATERIALIZED (
     SELECT start_time, cost_usd, status, errors

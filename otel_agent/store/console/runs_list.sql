@@ -1,4 +1,5 @@
 -- runs_list: one page of the Runs page (console/pages/runs.py, templates/runs.html).
+-- Runs over the console's snapshot of the runs view (runs_snapshot.sql), not the view itself.
 -- Parameters: $status, $service, $text (substring of run id, workflow or agent name; case-insensitive),
 -- $t0, $t1 (start time window, either NULL), $sort (start|duration|cost|calls|tokens|errors), $desc,
 -- $limit, $offset. Unpriced cost stays NULL (the page shows "unpriced", never 0).
