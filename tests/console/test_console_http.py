@@ -4,10 +4,13 @@ cookies, CSRF on every POST, the headers on every response, and OTLP/API paths u
 from __future__ import annotations
 
 import re
+import time
+from typing import Any
 
 import requests
 
 from tests.console.conftest import Live
+from tests.otlp_builders import span_request
 
 CLAIM = "claim_demo_v1_share"
 
@@ -117,3 +120,20 @@ def test_otlp_and_api_paths_unchanged(live: Live) -> None:
                           headers={"Authorization": "Bearer bob-query"})  # fmt: skip
     assert query.status_code == 200 and query.json()["rows"][0]["values"] == [42]
     assert requests.post(live.url + "/v1/traces", data=b"", timeout=30).status_code in (401, 415)
+
+
+def test_runs_page_snapshot_follows_new_data(make_receiver: Any) -> None:
+    """The runs list is a copy of the runs view; a run that arrives later shows once the copy is taken again."""
+    receiver = make_receiver()
+    receiver.console.console.store.snapshots["runs"].max_age_s = 0.0
+    url = receiver.http_address
+    first = requests.get(url + "/", timeout=30)
+    assert first.status_code == 200 and "No runs match" in first.text
+    body = span_request([{"name": "late_workflow", "attributes": {"gen_ai.operation.name": "invoke_workflow"}}])
+    sent = requests.post(url + "/v1/traces", data=body.SerializeToString(), timeout=30,
+                         headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
+    assert sent.status_code == 200
+    deadline = time.monotonic() + 20
+    while "late_workflow" not in requests.get(url + "/", timeout=30).text:
+        assert time.monotonic() < deadline, "the runs snapshot was never taken again"
+        time.sleep(0.2)
