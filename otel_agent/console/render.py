@@ -36,7 +36,7 @@ def fmt_usd(v: Any) -> str:
         return "$0"
     if abs(v) >= 1:
         return f"${v:,.2f}"
-    return f"${v:.4f}" if abs(v) >= 0.001 else f"${v:.6f}"
+    return f"${v:.4f}" if abs(v) >= 0.01 else f"${v:.6f}"
 
 
 def fmt_num(v: Any) -> str:

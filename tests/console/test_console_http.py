@@ -137,3 +137,17 @@ def test_runs_page_snapshot_follows_new_data(make_receiver: Any) -> None:
     while "late_workflow" not in requests.get(url + "/", timeout=30).text:
         assert time.monotonic() < deadline, "the runs snapshot was never taken again"
         time.sleep(0.2)
+
+
+def test_downloads(live: Live) -> None:
+    auth = {"Authorization": "Bearer bob-query"}
+    report = requests.get(live.url + "/artifacts/art_demo_report/report.md?v=1", headers=auth, timeout=30)
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/markdown")
+    assert 'filename="report-v1.md"' in report.headers["content-disposition"]
+    assert report.text.startswith("# Agent orchestration frameworks") and "version 1 of 2" in report.text
+    bundle = requests.get(live.url + "/runs/run_demo_deep_research/bundle.json", headers=auth, timeout=30).json()
+    assert bundle["runId"] == "run_demo_deep_research"
+    assert {c["id"] for c in bundle["claims"]} >= {"claim_demo_draft_share", "claim_demo_v2_share"}
+    as_json = requests.get(live.url + "/sql", params={"q": "SELECT 1 AS a, [1, 2] AS l", "format": "json"},
+                           headers=auth, timeout=30).json()  # fmt: skip
+    assert as_json["rows"] == [[1, [1, 2]]] and [c["name"] for c in as_json["columns"]] == ["a", "l"]
