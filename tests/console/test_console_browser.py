@@ -30,7 +30,7 @@ def pages(live: Live) -> list[tuple[str, str, str]]:
         ("artifact", "/artifacts/art_demo_report", "Diff v1 → v2"),
         ("receipts", "/receipts", "op_demo_fact_check"),
         ("providers", "/providers", "claude-sonnet-4-5"),
-        ("context", "/context", "ctx_demo_plan"),
+        ("context", "/context", "171 → 96"),
         ("memory", "/memory", "report ranges"),
         ("memory_proposal", f"/memory/{proposal}", "Rationale"),
         ("sql", "/sql?q=" + quote("SELECT run_id, status FROM runs ORDER BY run_id"), RUN),
@@ -42,7 +42,9 @@ def test_every_page_renders(page_as: Any, live: Live, shots: Path) -> None:
     for name, path, text in pages(live):
         resp = page.goto(live.url + path)
         assert resp.status == 200, (path, resp.status)
-        assert text in page.inner_text("main"), (path, text)
+        main = page.inner_text("main")
+        assert text in main, (path, text)
+        assert "datetime.datetime(" not in main and "{'" not in main, path  # no Python reprs leak into a page
         assert "Internal error" not in page.title()
         assert save_shot(page, shots, f"demo_{name}").stat().st_size > 10_000
     assert page.errors == [] and page.dialogs == []

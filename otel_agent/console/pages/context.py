@@ -41,7 +41,7 @@ async def context_page(request: Request, console: Any, viewer: Viewer) -> Respon
              "over": (a["used_tokens"] or 0) > (a["budget_tokens"] or 0)}
             for a in allocs
         ]  # fmt: skip
-        s["compressions"] = [c for c in data["compressions"] if c["snapshot_id"] == s["snapshot_id"]]
+        s["compression_list"] = [c for c in data["compressions"] if c["snapshot_id"] == s["snapshot_id"]]
     return console.html(request, viewer, "context.html", active="context", snapshots=snapshots, page=page)
 
 
