@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import duckdb
@@ -29,6 +29,8 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 FOLDER = "console"
+FIRST_WAIT_S = 5.0
+"""How long a page waits for a snapshot's first copy before it answers "still reading" (and refreshes itself)."""
 
 
 @functools.cache
@@ -90,6 +92,7 @@ class Snapshot:
         self.db = duckdb.connect(":memory:")
         self.db.execute("SET enable_external_access = false")
         self.taken_at: float | None = None  # time.time() of the copy
+        self.pending: Future[None] | None = None
         self.generation: int | None = None
         self.refreshing = False
         self.lock = threading.Lock()
@@ -97,12 +100,14 @@ class Snapshot:
     def refresh(self, store: ConsoleStore) -> None:
         generation = store.generation()
         taken = time.time()
-        table = store.run(lambda q: q.cursor.sql(console_sql(self.name)).to_arrow_table())
+        table = store.run(
+            lambda q: q.cursor.sql(console_sql(self.name)).to_arrow_table(), timeout_s=store.snapshot_timeout_s
+        )
         with self.lock:
             self.db.register("snapshot_new", table)
             self.db.execute(f"CREATE OR REPLACE TABLE {self.table} AS SELECT * FROM snapshot_new")
             self.db.unregister("snapshot_new")
-            self.taken_at, self.generation, self.refreshing = taken, generation, False
+            self.taken_at, self.generation = taken, generation
 
     def stale(self, store: ConsoleStore) -> bool:
         return self.taken_at is not None and (
@@ -127,28 +132,35 @@ class ConsoleStore:
         timeout_s: float = 10.0,
         generation: Callable[[], int] | None = None,
         snapshot_max_age_s: float = 15.0,
+        snapshot_timeout_s: float = 600.0,
     ) -> None:
         self.con = con
+        self.snapshot_timeout_s = snapshot_timeout_s
         self.timeout_s = timeout_s
         self.generation = generation or (lambda: 0)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="console")
         self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s)}
         self._snapshot_lock = threading.Lock()
 
-    async def from_snapshot(self, key: str, fn: Callable[[Queries], T]) -> tuple[T, float]:
-        """``fn`` over the snapshot ``key`` (taken first if there is none yet) and the snapshot's time."""
+    async def from_snapshot(self, key: str, fn: Callable[[Queries], T]) -> tuple[T | None, float]:
+        """``fn`` over the snapshot ``key`` and the snapshot's time; ``(None, 0)`` while the first copy is still
+        being taken after ``FIRST_WAIT_S`` (the page says so and refreshes itself: no request waits for long)."""
         snap = self.snapshots[key]
-        if snap.taken_at is None:
-            with self._snapshot_lock:
-                first = snap.taken_at is None
-            if first:
-                await self.call(lambda: self._refresh_once(snap))
-        elif snap.stale(self):
+        if snap.taken_at is None or snap.stale(self):
             with self._snapshot_lock:
                 start = not snap.refreshing
                 snap.refreshing = True
             if start:
-                self.pool.submit(self._refresh_quietly, snap)
+                snap.pending = self.pool.submit(self._refresh_quietly, snap)
+        if snap.taken_at is None:
+            pending = snap.pending
+            if pending is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending)), FIRST_WAIT_S)
+                except TimeoutError:
+                    return None, 0.0
+            if snap.taken_at is None:
+                raise QueryTimeoutError(f"the {key} list could not be read; see the log")
 
         def read() -> tuple[T, float]:
             with snap.lock:
@@ -160,24 +172,20 @@ class ConsoleStore:
 
         return await self.call(read)
 
-    def _refresh_once(self, snap: Snapshot) -> None:
-        with self._snapshot_lock:
-            if snap.taken_at is not None:
-                return
-            snap.refresh(self)
-
     def _refresh_quietly(self, snap: Snapshot) -> None:
         try:
             snap.refresh(self)
         except Exception:  # the old copy stays; the next stale read tries again
             log.exception("console: refreshing the %s snapshot failed", snap.table)
+        finally:
             snap.refreshing = False
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         return store_cursor(self.con)
 
-    def run(self, fn: Callable[[Queries], T]) -> T:
+    def run(self, fn: Callable[[Queries], T], timeout_s: float | None = None) -> T:
         """Run ``fn`` on a fresh cursor in the calling thread, interrupted after ``timeout_s``."""
+        timeout_s = timeout_s or self.timeout_s
         cur = self.cursor()
         timed_out = threading.Event()
 
@@ -185,13 +193,13 @@ class ConsoleStore:
             timed_out.set()
             cur.interrupt()
 
-        timer = threading.Timer(self.timeout_s, interrupt)
+        timer = threading.Timer(timeout_s, interrupt)
         timer.start()
         try:
             return fn(Queries(cur))
         except duckdb.Error as exc:
             if timed_out.is_set():
-                raise QueryTimeoutError(f"the page's queries exceeded {self.timeout_s:g} s") from exc
+                raise QueryTimeoutError(f"the page's queries exceeded {timeout_s:g} s") from exc
             raise
         finally:
             timer.cancel()

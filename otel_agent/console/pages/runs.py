@@ -42,6 +42,8 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
         }
 
     data, taken_at = await console.store.from_snapshot("runs", load)
+    if data is None:  # the first copy of the runs view is still being taken (a large store)
+        return console.html(request, viewer, "runs_pending.html", active="runs")
     rows, page = paged(data["rows"], offset, limit)
     buckets = data["buckets"]
     chart_runs = charts.column_chart("Runs (failed in red)", buckets, "runs", fmt_ts, fmt_num, highlight="failed_runs")
