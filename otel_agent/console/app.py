@@ -209,7 +209,7 @@ def receiver_console_routes(receiver: Any) -> Mounted:
     config = receiver.config
     console = Console(
         store=ConsoleStore(
-            receiver.con, workers=2, timeout_s=config.query_timeout_s, generation=lambda: receiver.writer.stats.commits
+            receiver.con, workers=3, timeout_s=config.query_timeout_s, generation=lambda: receiver.writer.stats.commits
         ),
         security=Security(receiver.auth),
         submit_review=receiver.review.submit,
@@ -232,7 +232,7 @@ def ui_console(dbs: list[str], auth: Any, *, query_max_rows: int = 10_000, query
 
     con = open_readonly(dbs)
     console = Console(
-        store=ConsoleStore(con, workers=2, timeout_s=query_timeout_s),
+        store=ConsoleStore(con, workers=3, timeout_s=query_timeout_s),
         security=Security(auth),
         read_only_reason=READ_ONLY_REASON,
         source="read-only · " + ", ".join(dbs),

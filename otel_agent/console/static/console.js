@@ -52,19 +52,33 @@
     });
   }
 
+  function urls(tree, row) {
+    // data-key is "trace_id:span_id"; the page URL selects by key (run page) or by span id (trace page)
+    var key = row.dataset.key;
+    var cut = key.indexOf(":");
+    var trace = key.slice(0, cut);
+    var span = key.slice(cut + 1);
+    var pick = tree.dataset.select === "key" ? key : span;
+    return {
+      href: tree.dataset.base + "?span=" + encodeURIComponent(pick),
+      fragment: "/traces/" + encodeURIComponent(trace) + "/spans/" + encodeURIComponent(span) + "?fragment=1"
+    };
+  }
+
   function select(tree, row) {
     var panel = document.getElementById("details");
-    if (!panel) { window.location = row.dataset.href; return; }
+    var u = urls(tree, row);
+    if (!panel) { window.location = u.href; return; }
     rowsOf(tree).forEach(function (r) { r.classList.remove("selected"); });
     row.classList.add("selected");
-    fetch(row.dataset.fragment, { credentials: "same-origin", headers: { "Accept": "text/html" } })
+    fetch(u.fragment, { credentials: "same-origin", headers: { "Accept": "text/html" } })
       .then(function (resp) { if (!resp.ok) { throw new Error(resp.status); } return resp.text(); })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
         panel.replaceChildren.apply(panel, Array.prototype.slice.call(doc.body.childNodes));
-        history.replaceState(null, "", row.dataset.href);
+        history.replaceState(null, "", u.href);
       })
-      .catch(function () { window.location = row.dataset.href; });
+      .catch(function () { window.location = u.href; });
   }
 
   function setupRefresh() {
