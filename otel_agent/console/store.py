@@ -140,6 +140,9 @@ class ConsoleStore:
         self.generation = generation or (lambda: 0)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="console")
         self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s)}
+        self.closed = False
+        self._active: set[duckdb.DuckDBPyConnection] = set()
+        self._active_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()
 
     async def from_snapshot(self, key: str, fn: Callable[[Queries], T]) -> tuple[T | None, float]:
@@ -186,7 +189,11 @@ class ConsoleStore:
     def run(self, fn: Callable[[Queries], T], timeout_s: float | None = None) -> T:
         """Run ``fn`` on a fresh cursor in the calling thread, interrupted after ``timeout_s``."""
         timeout_s = timeout_s or self.timeout_s
+        if self.closed:
+            raise QueryTimeoutError("the console is stopping")
         cur = self.cursor()
+        with self._active_lock:
+            self._active.add(cur)
         timed_out = threading.Event()
 
         def interrupt() -> None:
@@ -203,6 +210,8 @@ class ConsoleStore:
             raise
         finally:
             timer.cancel()
+            with self._active_lock:
+                self._active.discard(cur)
             cur.close()
 
     async def load(self, fn: Callable[[Queries], T]) -> T:
@@ -214,4 +223,9 @@ class ConsoleStore:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
 
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        """Stop: interrupt the queries still running and wait for them, so the connection can be closed."""
+        self.closed = True
+        with self._active_lock:
+            for cur in list(self._active):
+                cur.interrupt()
+        self.pool.shutdown(wait=True, cancel_futures=True)
