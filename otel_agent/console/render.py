@@ -103,7 +103,7 @@ def q(v: Any) -> str:
 
 def qs(args: dict[str, Any], **changes: Any) -> str:
     """``?a=1&b=2`` from the current arguments with ``changes`` applied (None drops a key)."""
-    merged = {k: v for k, v in args.items() if v not in (None, "")}
+    merged = {k: v for k, v in args.items() if v not in (None, "") and k != "refresh"}  # a refresh is one click
     for key, value in changes.items():
         if value in (None, ""):
             merged.pop(key, None)

@@ -29,6 +29,10 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 FOLDER = "console"
+SNAPSHOT_MAX_AGE_S = 300.0
+"""How old a snapshot may get before a page view takes it again (when data arrived): copying the runs view
+classifies every span, which on a large store takes the CPU the writer needs (bench/console.py), so at most
+every 5 minutes unless someone asks (the runs page's "refresh" link)."""
 FIRST_WAIT_S = 5.0
 """How long a page waits for a snapshot's first copy before it answers "still reading" (and refreshes itself)."""
 
@@ -131,7 +135,7 @@ class ConsoleStore:
         workers: int = 2,
         timeout_s: float = 10.0,
         generation: Callable[[], int] | None = None,
-        snapshot_max_age_s: float = 15.0,
+        snapshot_max_age_s: float = SNAPSHOT_MAX_AGE_S,
         snapshot_timeout_s: float = 600.0,
     ) -> None:
         self.con = con
@@ -145,11 +149,13 @@ class ConsoleStore:
         self._active_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()
 
-    async def from_snapshot(self, key: str, fn: Callable[[Queries], T]) -> tuple[T | None, float]:
+    async def from_snapshot(
+        self, key: str, fn: Callable[[Queries], T], *, refresh: bool = False
+    ) -> tuple[T | None, float]:
         """``fn`` over the snapshot ``key`` and the snapshot's time; ``(None, 0)`` while the first copy is still
         being taken after ``FIRST_WAIT_S`` (the page says so and refreshes itself: no request waits for long)."""
         snap = self.snapshots[key]
-        if snap.taken_at is None or snap.stale(self):
+        if snap.taken_at is None or snap.stale(self) or (refresh and snap.generation != self.generation()):
             with self._snapshot_lock:
                 start = not snap.refreshing
                 snap.refreshing = True

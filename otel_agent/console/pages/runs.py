@@ -41,7 +41,8 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
             "services": [r["service_name"] for r in q.rows("runs_services")],
         }
 
-    data, taken_at = await console.store.from_snapshot("runs", load)
+    refresh = request.query_params.get("refresh") == "1"
+    data, taken_at = await console.store.from_snapshot("runs", load, refresh=refresh)
     if data is None:  # the first copy of the runs view is still being taken (a large store)
         return console.html(request, viewer, "runs_pending.html", active="runs")
     rows, page = paged(data["rows"], offset, limit)
