@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-
 import click
 
 from otel_agent.config import DEFAULT_DB
@@ -40,8 +38,6 @@ def demo(db: str, embedded: bool, replace: bool) -> None:
     click.echo(summarize(db, result.run_id))
     click.echo("")
     click.echo(explore(db, result.run_id))
-    click.echo("")
-    click.echo(f"Open it in the web console (read-only):\n  otel-agent ui --db {shlex.quote(db)}")
 
 
 COMMANDS: list[click.Command] = [demo]

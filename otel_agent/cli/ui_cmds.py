@@ -13,8 +13,7 @@ import threading
 import click
 
 from otel_agent.cli.options import db_option
-
-DEFAULT_DB = "./otel_agent.duckdb"
+from otel_agent.config import DEFAULT_DB
 
 
 def _loopback(host: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -54,7 +54,6 @@ class Console:
     source: str = ""
     query_max_rows: int = 10_000
     query_timeout_s: float = 10.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def can_review(self) -> bool:
@@ -97,6 +96,7 @@ def page(console: Console, handler: Handler, role: str = "query") -> Callable[[R
         try:
             viewer, _ = console.security.viewer(request, role)
             if request.method == "POST":
+                await read_bounded(request)
                 form = await request.form()
                 console.security.check_csrf(request, str(form.get("csrf") or ""))
             response = await handler(request, console, viewer)
@@ -120,6 +120,21 @@ def page(console: Console, handler: Handler, role: str = "query") -> Callable[[R
     return endpoint
 
 
+MAX_FORM_BYTES = 64 * 1024
+
+
+async def read_bounded(request: Request, limit: int = MAX_FORM_BYTES) -> None:
+    """Read a form body, refusing it past ``limit`` bytes (a review form is a few hundred bytes)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise InvalidPayloadError(f"form body larger than {limit} bytes")
+        chunks.append(chunk)
+    request._body = b"".join(chunks)  # Starlette's form parser reads the cached body
+
+
 def _safe_next(target: str | None) -> str:
     """Only a local path (no scheme, no //host): an open redirect would be a phishing aid."""
     target = target or "/"
@@ -135,6 +150,10 @@ def auth_routes(console: Console) -> list[BaseRoute]:
         return secure(response, new_cookie)
 
     async def signin_post(request: Request) -> Response:
+        try:
+            await read_bounded(request)
+        except InvalidPayloadError as exc:
+            return secure(console.html(request, None, "error.html", 413, title="Too large", message=str(exc)))
         form = await request.form()
         csrf, new_cookie = console.security.csrf_for(request)
         try:
@@ -155,6 +174,10 @@ def auth_routes(console: Console) -> list[BaseRoute]:
         return secure(response)
 
     async def signout_post(request: Request) -> Response:
+        try:
+            await read_bounded(request)
+        except InvalidPayloadError as exc:
+            return secure(console.html(request, None, "error.html", 413, title="Too large", message=str(exc)))
         form = await request.form()
         try:
             console.security.check_csrf(request, str(form.get("csrf") or ""))
@@ -246,4 +269,4 @@ def build_ui_app(mounted: Mounted) -> Starlette:
     return Starlette(routes=mounted.routes)
 
 
-__all__ = ["Console", "build_ui_app", "console_routes", "RedirectResponse"]
+__all__ = ["Console", "build_ui_app", "console_routes"]

@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
 
 DASH = "—"
 
@@ -136,6 +135,3 @@ def environment() -> Environment:
 
 def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
-
-
-__all__ = ["Markup", "render"]

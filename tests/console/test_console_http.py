@@ -151,3 +151,14 @@ def test_downloads(live: Live) -> None:
     as_json = requests.get(live.url + "/sql", params={"q": "SELECT 1 AS a, [1, 2] AS l", "format": "json"},
                            headers=auth, timeout=30).json()  # fmt: skip
     assert as_json["rows"] == [[1, [1, 2]]] and [c["name"] for c in as_json["columns"]] == ["a", "l"]
+
+
+def test_oversized_form_is_refused(live: Live) -> None:
+    s = requests.Session()
+    csrf = csrf_of(s, live, f"/claims/{CLAIM}", "alice-review")
+    before = reviews_of(live)
+    big = {"csrf": csrf, "target_kind": "claim", "target_id": CLAIM, "decision": "annotate", "reason": "x" * 200_000}
+    resp = s.post(live.url + f"/claims/{CLAIM}/review", data=big, headers={"Authorization": "Bearer alice-review"},
+                  timeout=30, allow_redirects=False)  # fmt: skip
+    assert resp.status_code == 400 and "larger than" in resp.text
+    assert reviews_of(live) == before
