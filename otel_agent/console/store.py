@@ -93,7 +93,7 @@ class Snapshot:
 
     def __init__(self, name: str, table: str, max_age_s: float) -> None:
         self.name, self.table, self.max_age_s = name, table, max_age_s
-        self.db = duckdb.connect(":memory:")
+        self.db = duckdb.connect(":memory:", config={"temp_directory": ""})  # small: never spills to a .tmp folder
         self.db.execute("SET enable_external_access = false")
         self.taken_at: float | None = None  # time.time() of the copy
         self.pending: Future[None] | None = None
