@@ -55,6 +55,8 @@ def test_runs_page_fits_1440(page_as: Any, live: Live) -> None:
     page.goto(live.url + "/")
     scroll, client = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     assert scroll <= client, (scroll, client)
+    inner = page.eval_on_selector("section.panel.flush", "e => [e.scrollWidth, e.clientWidth]")
+    assert inner[0] <= inner[1], inner  # nor inside the table's panel
     # numbers are right-aligned in tabular figures
     align = page.eval_on_selector("table.runs tbody td.num", "e => getComputedStyle(e).textAlign")
     assert align == "right"
