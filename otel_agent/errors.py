@@ -6,6 +6,7 @@ catch one of these and look the answer up here, so gRPC and HTTP always agree on
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 
@@ -122,3 +123,23 @@ def status_for(error: BaseException) -> StatusMapping:
         if mapping is not None:
             return mapping
     return _INTERNAL
+
+
+_LOGGED_MESSAGE_CHARS = 200
+
+
+def log_error_reply(log: logging.Logger, exc: BaseException, where: str) -> None:
+    """The one log line of an error reply. A refusal the package raised on purpose (bad input, no token, too
+    large) is the client's to fix and is answered with the reason: one short INFO line, the message cut to 200
+    characters, so a misbehaving client cannot flood the log. Retryable answers (full, stopping) are routine and
+    counted in /healthz, not logged. Anything else is a bug: logged with its traceback."""
+    if not isinstance(exc, OtelAgentError):
+        log.error("unexpected error in %s", where, exc_info=exc)
+        return
+    mapping = status_for(exc)
+    if mapping.retryable:
+        return
+    message = " ".join(str(exc).split())  # one line, whatever the sender put in it
+    if len(message) > _LOGGED_MESSAGE_CHARS:
+        message = message[:_LOGGED_MESSAGE_CHARS] + "…"
+    log.info("%s: refused with %d %s: %s", where, mapping.http_status, mapping.grpc_code, message)

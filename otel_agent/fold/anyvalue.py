@@ -9,8 +9,16 @@ types plain JSON cannot carry use the OTLP-JSON ``AnyValue`` form, and nothing e
 * a key-value list that would look like one of those (a single key ``bytesValue``, ``doubleValue`` or
   ``kvlistValue``) is wrapped as ``{"kvlistValue": {...}}``.
 
-Two entry points: ``plain`` takes a parsed ``AnyValue`` message; ``decode_raw`` takes its serialized bytes
-(see ``shadow``), decodes the common scalars directly and parses anything else with the generated class.
+Two entry points: ``plain`` takes a parsed ``AnyValue`` message; ``RawValueDecoder.decode`` takes its serialized
+bytes (see ``shadow``), decodes the common scalars directly and parses anything else with the generated class.
+
+Values are hostile input: arrays and key-value lists may nest at most ``MAX_DEPTH`` levels (a value deeper than
+that is refused as ``InvalidPayloadError`` before its inner levels are converted), and bytes that do not parse as
+an ``AnyValue`` are refused the same way. protobuf itself refuses messages nested deeper than 100 levels while
+parsing (upb's limit, and ``json_format``'s for OTLP/JSON); a key-value list level is three messages deep, so
+that limit alone would refuse key-value lists nested 30 to 32 deep depending on where the value sits (an
+exemplar's attributes are the deepest place). ``MAX_DEPTH`` is below it everywhere: one limit for every value,
+in both encodings (tests/receiver/test_malformed.py checks the deepest place).
 """
 
 from __future__ import annotations
@@ -20,7 +28,10 @@ import math
 import struct
 from typing import TYPE_CHECKING, Any
 
+from google.protobuf.message import DecodeError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from otel_agent.errors import InvalidPayloadError
 
 if TYPE_CHECKING:
     from otel_agent.fold.redact import Redactor
@@ -28,11 +39,20 @@ if TYPE_CHECKING:
 _AMBIGUOUS_KEYS = frozenset({"bytesValue", "doubleValue", "kvlistValue"})
 _unpack_double = struct.Struct("<d").unpack_from
 
+MAX_DEPTH = 24
+"""Levels of arrays and key-value lists an attribute value or log body may nest (documented in docs/schema.md).
+A string inside 24 arrays is stored; inside 25 the request is refused."""
 
-def plain(value: Any, redactor: Redactor | None = None) -> Any:
+
+def _too_deep() -> InvalidPayloadError:
+    return InvalidPayloadError(f"an attribute value or log body is nested deeper than {MAX_DEPTH} levels")
+
+
+def plain(value: Any, redactor: Redactor | None = None, depth: int = MAX_DEPTH) -> Any:
     """Convert one ``AnyValue`` message to its plain-JSON Python value.
 
     Keys inside key-value lists go through ``redactor`` too, so a credential nested in a map is dropped.
+    ``depth`` is how many more levels of arrays and key-value lists may follow.
     """
     which = value.WhichOneof("value")
     if which == "string_value":
@@ -44,9 +64,13 @@ def plain(value: Any, redactor: Redactor | None = None) -> Any:
     if which == "bool_value":
         return value.bool_value
     if which == "array_value":
-        return [plain(v, redactor) for v in value.array_value.values]
+        if not depth:
+            raise _too_deep()
+        return [plain(v, redactor, depth - 1) for v in value.array_value.values]
     if which == "kvlist_value":
-        out = {kv.key: plain(kv.value, redactor) for kv in value.kvlist_value.values}
+        if not depth:
+            raise _too_deep()
+        out = {kv.key: plain(kv.value, redactor, depth - 1) for kv in value.kvlist_value.values}
         if redactor is not None:
             out = redactor.apply(out)
         if len(out) == 1 and next(iter(out)) in _AMBIGUOUS_KEYS:
@@ -113,7 +137,11 @@ class RawValueDecoder:
         ok, value = _scalar(raw)
         if not ok:
             # Anything else (arrays, key-value lists, bytes, long strings, unusual encodings): the real thing.
-            return plain(AnyValue.FromString(raw), redactor)
+            try:
+                message = AnyValue.FromString(raw)
+            except DecodeError as exc:  # bad UTF-8, truncated, nested past protobuf's limit
+                raise InvalidPayloadError(f"invalid attribute value: {exc}") from exc
+            return plain(message, redactor)
         if value is not None and not isinstance(value, dict) and len(self._cache) < self._max:
             self._cache[raw] = value
         return value

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from otel_agent.errors import InvalidPayloadError
+
 RESOURCE_SCOPE_FIELDS = [
     pa.field("service_name", pa.string()),
     pa.field("resource_attributes", pa.string()),
@@ -36,11 +38,45 @@ class FoldedBatch:
     rejected: int = 0
     error_message: str = ""
     payload_bytes: int = 0
-    errors: list[str] = field(default_factory=list)
 
     @property
     def accepted(self) -> int:
         return self.items - self.rejected
+
+
+TIMESTAMP_LIMIT = 1 << 63
+"""Timestamps are stored as TIMESTAMP_NS (signed 64-bit nanoseconds); OTLP's fixed64 can say more."""
+
+BEYOND_TIMESTAMPS = "a timestamp after the year 2262 (2^63 ns) cannot be stored"
+
+
+def quoted(text: str, limit: int = 40) -> str:
+    """``text`` for an error message: repr, cut to ``limit`` characters (names come from the sender)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "…"
+
+
+@dataclass
+class Rejections:
+    """Items of one request refused one by one (reported as OTLP partial success): their count and the first
+    few reasons."""
+
+    what: str
+    count: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    def add(self, message: str, count: int = 1) -> None:
+        self.count += count
+        if len(self.messages) < 5:
+            self.messages.append(message)
+
+    @property
+    def message(self) -> str:
+        return "; ".join(self.messages)
+
+    def check(self, items: int) -> None:
+        """Refuse the whole request (400) when every item of it was refused."""
+        if items and self.count == items:
+            raise InvalidPayloadError(f"every {self.what} was invalid: {self.message}")
 
 
 def table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:

@@ -44,7 +44,8 @@ PARSED_DOCUMENTS_SCHEMA = pa.schema(
     ]
 )
 
-_FLAT_KEY = re.compile(r"retrieval\.documents\.(\d+)\.document\.(?:id|content|score|metadata)")
+# [0-9], not \d: Python's \d matches every Unicode digit, RE2's (the SQL's) only ASCII ones
+_FLAT_KEY = re.compile(r"retrieval\.documents\.([0-9]+)\.document\.(?:id|content|score|metadata)")
 _FLAT_FIELDS = ("id", "content", "score", "metadata")
 _INT32_MAX = 2**31 - 1
 _PROVIDER_KEYS = ("gen_ai.data_source.id", "gen_ai.provider.name", "db.system.name", "db.system")
@@ -73,8 +74,12 @@ def document_indexes(attributes: dict[str, Any]) -> list[int]:
     found: set[int] = set()
     for key in attributes:
         match = _FLAT_KEY.fullmatch(key)
-        if match and int(match.group(1)) <= _INT32_MAX:
-            found.add(int(match.group(1)))
+        if match:
+            # TRY_CAST(... AS INTEGER): leading zeros are fine, more than an INTEGER is NULL (and int() refuses
+            # a string of over 4300 digits, so the length is checked first)
+            digits = match.group(1).lstrip("0") or "0"
+            if len(digits) <= 10 and int(digits) <= _INT32_MAX:
+                found.add(int(digits))
     for documents in (attributes.get("retrieval.documents"), _genai_documents(attributes)):
         if isinstance(documents, list):
             found.update(range(len(documents)))

@@ -7,7 +7,15 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import plain
-from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
+from otel_agent.fold.batch import (
+    BEYOND_TIMESTAMPS,
+    INGEST_FIELDS,
+    RESOURCE_SCOPE_FIELDS,
+    TIMESTAMP_LIMIT,
+    FoldedBatch,
+    Rejections,
+    table,
+)
 from otel_agent.fold.common import (
     attrs_json,
     extend_resource_scope,
@@ -51,18 +59,25 @@ def fold_logs(
 ) -> FoldedBatch:
     cols: dict[str, list] = {name: [] for name in LOGS_SCHEMA.names}
     items = 0
+    rejected = Rejections("log record")
     for rl in request.resource_logs:
         res = resource_info(rl, redactor)
         for sl in rl.scope_logs:
             base = scope_digest(rl.resource, sl.scope)
             n = 0
             for rec in sl.log_records:
-                cols["trace_id"].append(_optional_id(rec.trace_id, 16, "trace_id", items))
-                cols["span_id"].append(_optional_id(rec.span_id, 8, "span_id", items))
+                trace_id = _optional_id(rec.trace_id, 16, "trace_id", items)
+                span_id = _optional_id(rec.span_id, 8, "span_id", items)
                 items += 1
+                time, observed = rec.time_unix_nano, rec.observed_time_unix_nano
+                if time >= TIMESTAMP_LIMIT or observed >= TIMESTAMP_LIMIT:
+                    rejected.add(f"log record {items - 1}: {BEYOND_TIMESTAMPS}")
+                    continue
                 n += 1
-                cols["time"].append(rec.time_unix_nano)
-                cols["observed_time"].append(rec.observed_time_unix_nano)
+                cols["trace_id"].append(trace_id)
+                cols["span_id"].append(span_id)
+                cols["time"].append(time)
+                cols["observed_time"].append(observed)
                 cols["flags"].append(rec.flags)
                 cols["severity_number"].append(rec.severity_number)
                 cols["severity_text"].append(rec.severity_text)
@@ -74,5 +89,12 @@ def fold_logs(
                 digest.update(rec.SerializeToString(deterministic=True))
                 cols["content_hash"].append(digest.hexdigest())
             extend_resource_scope(cols, res, sl, redactor, n)
+    rejected.check(items)
     fill_ingest_columns(cols, len(cols["time"]), principal, received_at_us)
-    return FoldedBatch(signal="logs", tables={"logs": table(cols, LOGS_SCHEMA)}, items=items)
+    return FoldedBatch(
+        signal="logs",
+        tables={"logs": table(cols, LOGS_SCHEMA)},
+        items=items,
+        rejected=rejected.count,
+        error_message=rejected.message,
+    )

@@ -8,7 +8,16 @@ from typing import Any
 import pyarrow as pa
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
-from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
+from otel_agent.fold.batch import (
+    BEYOND_TIMESTAMPS,
+    INGEST_FIELDS,
+    RESOURCE_SCOPE_FIELDS,
+    TIMESTAMP_LIMIT,
+    FoldedBatch,
+    Rejections,
+    quoted,
+    table,
+)
 from otel_agent.fold.common import (
     attrs_dict,
     attrs_json,
@@ -143,6 +152,7 @@ def fold_metrics(
 ) -> FoldedBatch:
     cols: dict[str, list] = {name: [] for name in METRIC_POINTS_SCHEMA.names}
     items = 0
+    rejected = Rejections("data point")
     for rm in request.resource_metrics:
         res = resource_info(rm, redactor)
         for sm in rm.scope_metrics:
@@ -154,11 +164,25 @@ def fold_metrics(
                     continue
                 data = getattr(metric, mtype)
                 temporality = getattr(data, "aggregation_temporality", None)
+                if temporality is not None and not 0 <= temporality < len(TEMPORALITY):
+                    # an open enum on the wire: refused, never read as another value (-1 was CUMULATIVE)
+                    points = len(data.data_points)
+                    items += points
+                    rejected.add(
+                        f"metric {quoted(metric.name)}: aggregation temporality {temporality} is not "
+                        "0 (unspecified), 1 (delta) or 2 (cumulative)",
+                        points,
+                    )
+                    continue
                 monotonic = data.is_monotonic if mtype == "sum" else None
                 metadata = attrs_json(metric.metadata, redactor) if len(metric.metadata) else None
                 head = metric.name.encode() + b"\0" + metric.unit.encode() + b"\0" + mtype.encode()
                 for p in data.data_points:
                     items += 1
+                    start, time = p.start_time_unix_nano, p.time_unix_nano
+                    if start >= TIMESTAMP_LIMIT or time >= TIMESTAMP_LIMIT:
+                        rejected.add(f"metric {quoted(metric.name)}, data point {items - 1}: {BEYOND_TIMESTAMPS}")
+                        continue
                     n += 1
                     cols["metric_name"].append(metric.name)
                     cols["description"].append(metric.description)
@@ -167,8 +191,8 @@ def fold_metrics(
                     cols["type"].append(mtype)
                     cols["temporality"].append(None if temporality is None else TEMPORALITY[temporality])
                     cols["is_monotonic"].append(monotonic)
-                    cols["start_time"].append(p.start_time_unix_nano)
-                    cols["time"].append(p.time_unix_nano)
+                    cols["start_time"].append(start)
+                    cols["time"].append(time)
                     values = _point_values(mtype, p, redactor)
                     for name in _POINT_ONLY:
                         cols[name].append(values.get(name))
@@ -179,5 +203,12 @@ def fold_metrics(
                     digest.update(p.SerializeToString(deterministic=True))
                     cols["content_hash"].append(digest.hexdigest())
             extend_resource_scope(cols, res, sm, redactor, n)
+    rejected.check(items)
     fill_ingest_columns(cols, len(cols["time"]), principal, received_at_us)
-    return FoldedBatch(signal="metrics", tables={"metric_points": table(cols, METRIC_POINTS_SCHEMA)}, items=items)
+    return FoldedBatch(
+        signal="metrics",
+        tables={"metric_points": table(cols, METRIC_POINTS_SCHEMA)},
+        items=items,
+        rejected=rejected.count,
+        error_message=rejected.message,
+    )

@@ -13,7 +13,16 @@ import pyarrow as pa
 
 from otel_agent.errors import InvalidPayloadError
 from otel_agent.fold.anyvalue import RawValueDecoder
-from otel_agent.fold.batch import INGEST_FIELDS, RESOURCE_SCOPE_FIELDS, FoldedBatch, table
+from otel_agent.fold.batch import (
+    BEYOND_TIMESTAMPS,
+    INGEST_FIELDS,
+    RESOURCE_SCOPE_FIELDS,
+    TIMESTAMP_LIMIT,
+    FoldedBatch,
+    Rejections,
+    quoted,
+    table,
+)
 from otel_agent.fold.common import dumps, extend_resource_scope, fill_ingest_columns, map_dict, map_json, resource_info
 from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, provider, span_documents
 from otel_agent.fold.lineage import (
@@ -128,8 +137,8 @@ def fold_traces(
     lk: dict[str, list] = {name: [] for name in LINEAGE_KEYS_SCHEMA.names}
     lk_key, lk_end, lk_next, lk_kind = lk["key"], lk["end_time"], lk["next_key"], lk["kind"]
     docs: dict[str, list] = {name: [] for name in PARSED_DOCUMENTS_SCHEMA.names}
-    items = rejected = 0
-    errors: list[str] = []
+    items = 0
+    rejected = Rejections("span")
     for rs in request.resource_spans:
         res = resource_info(rs, redactor)
         for ss in rs.scope_spans:
@@ -144,9 +153,14 @@ def fold_traces(
                         f"(got {len(tid_raw)}, {len(sid_raw)}, {len(pid_raw)})"
                     )
                 if tid_raw == ZERO_TRACE_ID or sid_raw == ZERO_SPAN_ID:
-                    rejected += 1
-                    if len(errors) < 5:
-                        errors.append(f"span {items - 1} ({span.name!r}): all-zero trace_id or span_id")
+                    rejected.add(f"span {items - 1} ({quoted(span.name)}): all-zero trace_id or span_id")
+                    continue
+                st, et = span.start_time_unix_nano, span.end_time_unix_nano
+                events = span.events
+                if st >= TIMESTAMP_LIMIT or et >= TIMESTAMP_LIMIT or (
+                    events and any(e.time_unix_nano >= TIMESTAMP_LIMIT for e in events)
+                ):
+                    rejected.add(f"span {items - 1} ({quoted(span.name)}): {BEYOND_TIMESTAMPS}")
                     continue
                 tid = tid_raw.hex()
                 sid = sid_raw.hex()
@@ -165,7 +179,6 @@ def fold_traces(
                         ln["flags"].append(link.flags)
                         ln["attributes"].append(map_json(link.attributes, redactor, values))
                         ln["dropped_attributes_count"].append(link.dropped_attributes_count)
-                events = span.events
                 if events:
                     for i, event in enumerate(events):
                         ev["trace_id"].append(tid)
@@ -184,7 +197,6 @@ def fold_traces(
                 c_name.append(name)
                 kind = span.kind
                 c_kind.append(SPAN_KINDS[kind] if 0 <= kind < 6 else str(kind))
-                st, et = span.start_time_unix_nano, span.end_time_unix_nano
                 c_st.append(st)
                 c_et.append(et)
                 c_dur.append(et - st)
@@ -227,8 +239,7 @@ def fold_traces(
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)
             extend_resource_scope(cols, res, ss, redactor, len(c_tid) - before)
-    if items and rejected == items:
-        raise InvalidPayloadError("every span was invalid: " + "; ".join(errors))
+    rejected.check(items)
     fill_ingest_columns(cols, len(c_tid), principal, received_at_us)
     return FoldedBatch(
         signal="traces",
@@ -240,8 +251,8 @@ def fold_traces(
             "parsed_retrieval_documents": table(docs, PARSED_DOCUMENTS_SCHEMA),
         },
         items=items,
-        rejected=rejected,
-        error_message="; ".join(errors),
+        rejected=rejected.count,
+        error_message=rejected.message,
     )
 
 

@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otel_agent.api.v1 import query_pb2, query_pb2_grpc, review_pb2, review_pb2_grpc
-from otel_agent.errors import OtelAgentError, status_for
+from otel_agent.errors import OtelAgentError, log_error_reply, status_for
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.decode import PROTOBUF
 from otel_agent.server.pipeline import IngestPipeline
@@ -67,11 +67,10 @@ def retry_delay_s(exc: BaseException) -> float:
     return suggested if suggested is not None else RETRY_AFTER_S * random.uniform(0.5, 1.5)
 
 
-def _abort(context: grpc.ServicerContext, exc: BaseException) -> None:
+def _abort(context: grpc.ServicerContext, exc: BaseException, where: str = "a gRPC handler") -> None:
     mapping = status_for(exc)
     message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
-    if not isinstance(exc, OtelAgentError):
-        log.exception("unexpected error in a gRPC handler", exc_info=exc)
+    log_error_reply(log, exc, where)
     if mapping.retryable:
         # RetryInfo twice: inside the rich status (what the Collector and Go clients read) and on its own
         # (what the Python SDK exporter reads).
@@ -100,7 +99,7 @@ def _otlp_handler(signal: str, pipeline: IngestPipeline) -> grpc.RpcMethodHandle
         try:
             batch = pipeline.export(signal, PROTOBUF, payload, _authorization(context))
         except Exception as exc:
-            _abort(context, exc)
+            _abort(context, exc, f"gRPC {OTLP_SERVICES[signal][0]}/Export")
             raise  # unreachable: abort raises
         return export_response(signal, batch).SerializeToString()
 

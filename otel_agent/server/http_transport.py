@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from otel_agent.api.v1 import query_pb2, review_pb2
-from otel_agent.errors import InvalidPayloadError, OtelAgentError, status_for
+from otel_agent.errors import InvalidPayloadError, OtelAgentError, log_error_reply, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
 from otel_agent.server.grpc_transport import export_response, retry_delay_s
@@ -52,8 +52,7 @@ def _encode(message: Message, fmt: str, request: Request, status: int = 200) -> 
 def error_response(exc: BaseException, fmt: str, request: Request) -> Response:
     mapping = status_for(exc)
     message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
-    if not isinstance(exc, OtelAgentError):
-        log.error("unexpected error in an HTTP handler", exc_info=exc)
+    log_error_reply(log, exc, f"{request.method} {request.url.path}")
     status = status_pb2.Status(code=mapping.code, message=message)
     response = _encode(status, fmt, request, mapping.http_status)
     if mapping.retryable:

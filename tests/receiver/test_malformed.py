@@ -11,6 +11,7 @@ import pytest
 import requests
 from google.rpc import status_pb2
 
+from otel_agent.fold.anyvalue import MAX_DEPTH
 from tests.conftest import rows
 from tests.otlp_builders import span_request
 
@@ -139,3 +140,387 @@ def test_partial_success_stores_the_valid_spans(receiver):
     raw = grpc_export(receiver, body.SerializeToString())
     assert ExportTraceServiceResponse.FromString(raw).partial_success.rejected_spans == 1
     assert rows(receiver, "SELECT name FROM spans ORDER BY name") == [("good1",), ("good2",)]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Regression cases found by mutation fuzzing (issue 11 §4): each was a 500 / INTERNAL with a traceback in the log.
+# Requests are built as wire bytes where the generated classes refuse to build them (bad UTF-8, deep nesting).
+
+LOGS_EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+METRICS_EXPORT = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        if not n:
+            return bytes(out + bytes([low]))
+        out.append(low | 0x80)
+
+
+def field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (wire type 2)."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def nested_value(depth: int, kind: str = "array") -> bytes:
+    """An AnyValue: a string inside ``depth`` arrays (AnyValue.array_value = 5, ArrayValue.values = 1) or
+    key-value lists (AnyValue.kvlist_value = 6, KeyValueList.values = 1, KeyValue.key = 1 / value = 2)."""
+    value = field(1, b"x")
+    for _ in range(depth):
+        if kind == "array":
+            value = field(5, field(1, value))
+        else:
+            value = field(6, field(1, field(1, b"k") + field(2, value)))
+    return value
+
+
+def span_with_attribute(value: bytes) -> bytes:
+    """An ExportTraceServiceRequest with one valid span whose attribute ``a`` holds the AnyValue bytes given."""
+    request = span_request([{"name": "carrier"}])
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    own = span.SerializeToString() + field(9, field(1, b"a") + field(2, value))
+    scope = request.resource_spans[0].scope_spans[0]
+    scope.ClearField("spans")
+    resource = request.resource_spans[0]
+    resource.ClearField("scope_spans")
+    return field(1, resource.SerializeToString() + field(2, scope.SerializeToString() + field(2, own)))
+
+
+def log_with(body: bytes = b"", attribute: bytes = b"") -> bytes:
+    """An ExportLogsServiceRequest with one record: body (LogRecord.body = 5) and/or attribute ``a`` (= 6)."""
+    record = b"\x09" + (1_764_000_000_000_000_000).to_bytes(8, "little")  # time_unix_nano (fixed64)
+    if body:
+        record += field(5, body)
+    if attribute:
+        record += field(6, field(1, b"a") + field(2, attribute))
+    return field(1, field(2, field(2, record)))
+
+
+def export(receiver, path: str, body: bytes):
+    with grpc.insecure_channel(receiver.grpc_address) as channel:
+        call = channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+        return call(body, timeout=10)
+
+
+def refused_on_both_transports(receiver, signal: str, body: bytes, fragment: str) -> None:
+    """HTTP 400 with a google.rpc.Status and gRPC INVALID_ARGUMENT, both naming the problem."""
+    resp = post(receiver, body, path=f"/v1/{signal}")
+    assert resp.status_code == 400, resp.text
+    status = status_of(resp)
+    assert status.code == 3 and fragment in status.message, status.message
+    path = {"traces": TRACE_EXPORT, "logs": LOGS_EXPORT, "metrics": METRICS_EXPORT}[signal]
+    with pytest.raises(grpc.RpcError) as err:
+        export(receiver, path, body)
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert fragment in err.value.details()
+
+
+BAD_UTF8 = field(1, b"\xff\xfe-not-utf8")
+DEEPEST = MAX_DEPTH
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        pytest.param(BAD_UTF8, "UTF-8", id="bad UTF-8 in a string value"),
+        pytest.param(field(5, field(1, BAD_UTF8)), "UTF-8", id="bad UTF-8 inside an array"),
+        pytest.param(field(5, field(1, b"\x0a\x05ab")), "invalid attribute value", id="a truncated value"),
+        pytest.param(nested_value(DEEPEST + 1), TOO_DEEP, id="arrays one level too deep"),
+        pytest.param(nested_value(DEEPEST + 1, "kvlist"), TOO_DEEP, id="key-value lists one level too deep"),
+        pytest.param(nested_value(5000), "invalid attribute value", id="arrays 5000 deep"),
+        pytest.param(nested_value(5000, "kvlist"), "invalid attribute value", id="key-value lists 5000 deep"),
+    ],
+)
+def test_bad_span_attribute_values(receiver, value, fragment):
+    refused_on_both_transports(receiver, "traces", span_with_attribute(value), fragment)
+    assert_healthy_and_empty(receiver)
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param(log_with(body=nested_value(DEEPEST + 1)), TOO_DEEP, id="log body arrays one level too deep"),
+        pytest.param(log_with(body=nested_value(DEEPEST + 1, "kvlist")), TOO_DEEP, id="log body kvlists too deep"),
+        pytest.param(log_with(attribute=nested_value(DEEPEST + 1)), TOO_DEEP, id="log attribute too deep"),
+        pytest.param(log_with(body=nested_value(5000)), "invalid protobuf", id="log body 5000 deep"),
+        pytest.param(log_with(body=BAD_UTF8), "invalid protobuf", id="bad UTF-8 in a log body"),
+    ],
+)
+def test_bad_log_values(receiver, body, fragment):
+    refused_on_both_transports(receiver, "logs", body, fragment)
+    assert rows(receiver, "SELECT count(*) FROM logs") == [(0,)]
+    assert post(receiver, log_with(body=nested_value(DEEPEST)), path="/v1/logs").status_code == 200
+    assert rows(receiver, "SELECT count(*) FROM logs") == [(1,)]
+
+
+def json_value(depth: int, kind: str) -> dict:
+    value: dict = {"stringValue": "x"}
+    for _ in range(depth):
+        if kind == "array":
+            value = {"arrayValue": {"values": [value]}}
+        else:
+            value = {"kvlistValue": {"values": [{"key": "k", "value": value}]}}
+    return value
+
+
+def exemplar_request(depth: int, kind: str, fmt: str) -> bytes:
+    """A histogram point whose exemplar's filtered attribute ``a`` nests ``depth`` levels: the deepest place an
+    attribute value sits in any OTLP request."""
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+    doc = {
+        "resourceMetrics": [
+            {
+                "scopeMetrics": [
+                    {
+                        "metrics": [
+                            {
+                                "name": "deep",
+                                "histogram": {
+                                    "aggregationTemporality": 2,
+                                    "dataPoints": [
+                                        {
+                                            "timeUnixNano": "5",
+                                            "count": "1",
+                                            "exemplars": [
+                                                {
+                                                    "asDouble": 1.0,
+                                                    "filteredAttributes": [
+                                                        {"key": "a", "value": json_value(depth, kind)}
+                                                    ],
+                                                }
+                                            ],
+                                        }
+                                    ],
+                                },
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    if fmt == "json":
+        return json.dumps(doc).encode()
+    # the generated classes build and encode it: protobuf's depth limit applies to parsing only
+    from google.protobuf import json_format
+
+    return json_format.ParseDict(doc, ExportMetricsServiceRequest(), max_recursion_depth=1000).SerializeToString()
+
+
+@pytest.mark.parametrize("kind", ["array", "kvlist"])
+@pytest.mark.parametrize("fmt", ["protobuf", "json"])
+def test_the_depth_limit_is_the_same_everywhere(receiver, kind, fmt):
+    """MAX_DEPTH levels are stored even in the deepest place, in both encodings; one more is refused by our
+    limit (with its message), not by whichever parser gives up first."""
+    content_type = "application/json" if fmt == "json" else "application/x-protobuf"
+    resp = post(receiver, exemplar_request(DEEPEST, kind, fmt), content_type, path="/v1/metrics")
+    assert resp.status_code == 200, resp.text[:300]
+    ((text,),) = rows(receiver, "SELECT exemplars->0->'filtered_attributes'->>'a' FROM metric_points")
+    stored = json.loads(text)
+    for _ in range(DEEPEST):
+        stored = stored[0] if kind == "array" else stored["k"]
+    assert stored == "x"
+    resp = post(receiver, exemplar_request(DEEPEST + 1, kind, fmt), content_type, path="/v1/metrics")
+    assert resp.status_code == 400 and TOO_DEEP in status_of(resp).message
+    body = log_with(body=nested_value(DEEPEST, kind)) if fmt == "protobuf" else deep_json_log(DEEPEST, kind)
+    assert post(receiver, body, content_type, path="/v1/logs").status_code == 200
+    assert post(receiver, span_with_attribute(nested_value(DEEPEST, kind))).status_code == 200
+    stored = json.loads(rows(receiver, "SELECT attributes FROM spans")[0][0])["a"]
+    for _ in range(DEEPEST):
+        stored = stored[0] if kind == "array" else stored["k"]
+    assert stored == "x"
+
+
+def deep_json_log(depth: int, kind: str = "array") -> bytes:
+    if depth > 500:  # built as text: json.dumps itself recurses
+        body = '{"arrayValue":{"values":[' * depth + '{"stringValue":"x"}' + "]}}" * depth
+    else:
+        body = json.dumps(json_value(depth, kind))
+    return json_log('{"timeUnixNano":"1","body":' + body + "}")
+
+
+def json_log(record: str) -> bytes:
+    return ('{"resourceLogs":[{"scopeLogs":[{"logRecords":[' + record + "]}]}]}").encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param(deep_json_log(DEEPEST + 1), TOO_DEEP, id="AnyValue one level too deep"),
+        pytest.param(deep_json_log(300), "Message too deep", id="AnyValue 300 deep"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, "invalid JSON", id="JSON 100 000 deep"),
+        pytest.param(deep_json_log(100_000), "invalid JSON", id="AnyValue 100 000 deep"),
+    ],
+)
+def test_deep_json(receiver, body, fragment):
+    resp = post(receiver, body, "application/json", path="/v1/logs")
+    assert resp.status_code == 400, resp.text[:300]
+    assert fragment in status_of(resp).message
+    assert post(receiver, deep_json_log(DEEPEST), "application/json", path="/v1/logs").status_code == 200
+    assert rows(receiver, "SELECT count(*) FROM logs") == [(1,)]
+
+
+TRACE_HEX, SPAN_HEX = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+
+
+def json_span(**fields) -> bytes:
+    span = {"traceId": TRACE_HEX, "spanId": SPAN_HEX, "name": "j", "startTimeUnixNano": "1", "endTimeUnixNano": "2"}
+    text = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{**span, **fields}]}]}]})
+    return text.replace('"RAW:', "").replace(':RAW"', "").encode()  # "RAW:1e400:RAW" → 1e400 unquoted
+
+
+def json_metric(temporality: str) -> bytes:
+    sum_ = '{"aggregationTemporality":' + temporality + ',"dataPoints":[{"asInt":"1","timeUnixNano":"5"}]}'
+    return ('{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"m","sum":' + sum_ + "}]}]}]}").encode()
+
+
+def json_attribute(value: dict) -> bytes:
+    return json_span(attributes=[{"key": "a", "value": value}])
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "body"),
+    [
+        ("1e400 as a span kind", "/v1/traces", json_span(kind="RAW:1e400:RAW")),
+        ("a lone surrogate as a span kind", "/v1/traces", json_span(kind='RAW:"\\ud800":RAW')),
+        ("1e400 as a double", "/v1/traces", json_attribute({"doubleValue": "RAW:1e400:RAW"})),
+        ("a lone surrogate as a double", "/v1/traces", json_attribute({"doubleValue": "\ud800"})),
+        ("a lone surrogate in a string", "/v1/traces", json_attribute({"stringValue": "\udc00"})),
+        ("1e400 as a temporality", "/v1/metrics", json_metric("1e400")),
+        ("a lone surrogate as a severity", "/v1/logs", json_log('{"severityNumber":"\\ud800"}')),
+        ("1e400 as a severity", "/v1/logs", json_log('{"severityNumber":1e400}')),
+        ("a huge integer", "/v1/traces", json_span(flags="RAW:" + "9" * 5000 + ":RAW")),
+        ("a fraction as an integer", "/v1/traces", json_span(flags=1.5)),
+    ],  # fmt: skip
+)
+def test_bad_json_numbers_and_strings(receiver, case, path, body):
+    resp = post(receiver, body, "application/json", path=path)
+    assert resp.status_code == 400, (case, resp.text[:300])
+    status = status_of(resp)
+    assert status.code == 3 and "invalid" in status.message
+    assert_healthy_and_empty(receiver)
+
+
+BEYOND = 2**63  # timestamps are TIMESTAMP_NS (int64 nanoseconds): the year 2262 and later cannot be stored
+
+
+def test_span_timestamps_beyond_int64_are_rejected_items(receiver):
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+    request = span_request([{"name": "good"}, {"name": "late", "start": BEYOND, "end": 2**64 - 1}, {"name": "ev"}])
+    request.resource_spans[0].scope_spans[0].spans[2].events.add(time_unix_nano=BEYOND, name="e")
+    resp = post(receiver, request.SerializeToString())
+    assert resp.status_code == 200
+    answer = ExportTraceServiceResponse.FromString(resp.content)
+    assert answer.partial_success.rejected_spans == 2
+    assert "after the year 2262" in answer.partial_success.error_message
+    assert rows(receiver, "SELECT name FROM spans") == [("good",)]
+    assert rows(receiver, "SELECT count(*) FROM span_events") == [(0,)]
+    only_bad = span_request([{"name": "late", "end": BEYOND}]).SerializeToString()
+    refused_on_both_transports(receiver, "traces", only_bad, "after the year 2262")
+    json_body = json_span(startTimeUnixNano=str(2**64 - 1))
+    resp = post(receiver, json_body, "application/json")
+    assert resp.status_code == 400 and "after the year 2262" in status_of(resp).message
+
+
+def test_log_timestamps_beyond_int64_are_rejected_items(receiver):
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+        ExportLogsServiceRequest,
+        ExportLogsServiceResponse,
+    )
+
+    request = ExportLogsServiceRequest()
+    records = request.resource_logs.add().scope_logs.add().log_records
+    records.add(time_unix_nano=1, severity_text="good")
+    records.add(time_unix_nano=BEYOND, severity_text="late")
+    records.add(observed_time_unix_nano=2**64 - 1, severity_text="late observed")
+    resp = post(receiver, request.SerializeToString(), path="/v1/logs")
+    assert resp.status_code == 200
+    answer = ExportLogsServiceResponse.FromString(resp.content)
+    assert answer.partial_success.rejected_log_records == 2
+    assert "after the year 2262" in answer.partial_success.error_message
+    assert rows(receiver, "SELECT severity_text FROM logs") == [("good",)]
+    del records[0]
+    refused_on_both_transports(receiver, "logs", request.SerializeToString(), "after the year 2262")
+
+
+def metrics_request(temporality: int = 1, time: int = 5, start: int = 0):
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+    request = ExportMetricsServiceRequest()
+    metrics = request.resource_metrics.add().scope_metrics.add().metrics
+    good = metrics.add(name="good")
+    good.sum.aggregation_temporality = 1
+    good.sum.data_points.add(as_int=1, time_unix_nano=5)
+    bad = metrics.add(name="bad")
+    bad.sum.aggregation_temporality = temporality
+    bad.sum.data_points.add(as_int=2, time_unix_nano=time, start_time_unix_nano=start)
+    bad.sum.data_points.add(as_int=3, time_unix_nano=time, start_time_unix_nano=start)
+    return request
+
+
+@pytest.mark.parametrize(
+    ("case", "request_", "fragment"),
+    [
+        ("temporality -1", metrics_request(temporality=-1), "aggregation temporality -1"),
+        ("temporality 3", metrics_request(temporality=3), "aggregation temporality 3"),
+        ("temporality 7", metrics_request(temporality=7), "aggregation temporality 7"),
+        ("time beyond int64", metrics_request(time=BEYOND), "after the year 2262"),
+        ("start time beyond int64", metrics_request(start=2**64 - 1), "after the year 2262"),
+    ],
+)
+def test_bad_metric_points_are_rejected_items(receiver, case, request_, fragment):
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
+
+    resp = post(receiver, request_.SerializeToString(), path="/v1/metrics")
+    assert resp.status_code == 200, resp.text
+    answer = ExportMetricsServiceResponse.FromString(resp.content)
+    assert answer.partial_success.rejected_data_points == 2
+    assert fragment in answer.partial_success.error_message
+    assert rows(receiver, "SELECT metric_name, temporality, value_int FROM metric_points") == [("good", "DELTA", 1)]
+    del request_.resource_metrics[0].scope_metrics[0].metrics[0]
+    refused_on_both_transports(receiver, "metrics", request_.SerializeToString(), fragment)
+
+
+def test_json_temporality_minus_one_is_refused_not_cumulative(receiver):
+    resp = post(receiver, json_metric("-1"), "application/json", path="/v1/metrics")
+    assert resp.status_code == 400 and "aggregation temporality -1" in status_of(resp).message
+    assert rows(receiver, "SELECT count(*) FROM metric_points") == [(0,)]
+    assert post(receiver, json_metric("2"), "application/json", path="/v1/metrics").status_code == 200
+    assert rows(receiver, "SELECT temporality FROM metric_points") == [("CUMULATIVE",)]
+
+
+def test_huge_document_index_is_not_an_error(receiver):
+    """A flattened retrieval-document key with thousands of digits is just an attribute (Python's int() refuses
+    more than 4300 digits: that was a 500)."""
+    key = "retrieval.documents." + "9" * 5000 + ".document.id"
+    body = span_request([{"name": "retrieval kb", "attributes": {key: "d1"}}]).SerializeToString()
+    assert post(receiver, body).status_code == 200
+    assert rows(receiver, "SELECT count(*) FROM spans") == [(1,)]
+    assert rows(receiver, "SELECT count(*) FROM parsed_retrieval_documents") == [(0,)]
+
+
+def test_malformed_input_logs_one_short_line(receiver, caplog):
+    caplog.set_level("DEBUG", logger="otel_agent")
+    bodies = [
+        ("/v1/traces", span_with_attribute(BAD_UTF8), "application/x-protobuf"),
+        ("/v1/logs", deep_json_log(100_000), "application/json"),
+        ("/v1/metrics", metrics_request(temporality=-1).SerializeToString()[:-3], "application/x-protobuf"),
+    ]
+    for path, body, content_type in bodies:
+        caplog.clear()
+        assert post(receiver, body, content_type, path=path).status_code == 400
+        records = [r for r in caplog.records if r.name.startswith("otel_agent")]
+        assert len(records) == 1, [r.getMessage() for r in records]
+        (record,) = records
+        assert record.exc_info is None and "\n" not in record.getMessage()
+        assert len(record.getMessage()) <= 300 and path in record.getMessage()
+    caplog.clear()
+    with pytest.raises(grpc.RpcError):
+        grpc_export(receiver, span_with_attribute(BAD_UTF8))
+    (record,) = [r for r in caplog.records if r.name.startswith("otel_agent")]
+    assert record.exc_info is None and len(record.getMessage()) <= 300 and "TraceService" in record.getMessage()
