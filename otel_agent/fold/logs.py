@@ -82,7 +82,7 @@ def fold_logs(
                 cols["severity_number"].append(rec.severity_number)
                 cols["severity_text"].append(rec.severity_text)
                 cols["event_name"].append(rec.event_name)
-                cols["body"].append(to_json(plain(rec.body)) if rec.HasField("body") else None)
+                cols["body"].append(to_json(plain(rec.body, redactor)) if rec.HasField("body") else None)
                 cols["attributes"].append(attrs_json(rec.attributes, redactor))
                 cols["dropped_attributes_count"].append(rec.dropped_attributes_count)
                 digest = base.copy()

@@ -1,8 +1,15 @@
-"""Redaction of attributes before storage: drop or hash by key pattern.
+"""Redaction of attributes before storage: drop or hash by key.
 
-Rules are regular expressions matched (``re.search``, case-insensitive) against the attribute key. The
-defaults drop credential-like keys and keep everything else. Decisions are cached per key, and a set of
-known-safe keys lets the common case (no sensitive key in a span) cost one C-level set check.
+Rules from a file are regular expressions matched (``re.search``, case-insensitive) against the attribute key.
+The default rule drops credential-like keys and keeps everything else: a key is credential-like when one of its
+words, or two adjacent words written together, is a credential word (``CREDENTIAL_WORDS``), where a key's words
+are what is between ``.``, ``_``, ``-`` (and other non-alphanumerics) and camelCase boundaries:
+``aws_secret_access_key``, ``clientSecret``, ``openai.api_key.primary`` and ``x-api-key`` are all caught. Token
+*counts* are not credentials: ``tokens`` is no credential word (``gen_ai.usage.input_tokens``), and ``token``
+followed by a counting word (``llm.token_count.prompt``, ``gen_ai.token.type``) is kept.
+
+Decisions are cached per key, and a set of known-safe keys lets the common case (no sensitive key in a span) cost
+one C-level set check.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ class Action(StrEnum):
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule of a rules file: ``pattern`` is searched for in the key, case-insensitively."""
+
     pattern: str
     action: Action
 
@@ -33,16 +42,81 @@ class Rule:
         return re.search(self.pattern, key, re.IGNORECASE) is not None
 
 
-# A key is credential-like when one of its dot/dash/underscore-separated words says so. "tokens" (as in
-# gen_ai.usage.input_tokens) is deliberately not a match: only a segment that *is* a credential name.
-DEFAULT_RULES: tuple[Rule, ...] = (
-    Rule(
-        r"(^|[._-])(authorization|proxy[_-]authorization|api[_-]?key|x[_-]api[_-]key|password|passwd|pwd"
-        r"|secret|client[_-]secret|token|access[_-]token|refresh[_-]token|id[_-]token|auth[_-]token"
-        r"|bearer|cookie|set[_-]cookie|private[_-]key|credentials?|session[_-]token)$",
-        Action.DROP,
-    ),
+CREDENTIAL_WORDS = frozenset(
+    {
+        "authorization",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "secret",
+        "secrets",
+        "token",
+        "bearer",
+        "jwt",
+        "cookie",
+        "cookies",
+        "credential",
+        "credentials",
+        # written as one word, or two adjacent words together
+        "apikey",
+        "apikeys",
+        "apitoken",
+        "apitokens",
+        "accesskey",
+        "accesstokens",
+        "authtokens",
+        "privatekey",
+        "signingkey",
+        "encryptionkey",
+        "masterkey",
+        "basicauth",
+        "connectionstring",  # db.connection_string carries the password (the semantic conventions say so)
+    }
 )
+"""A key with one of these words (or two adjacent words that make one, like ``api`` + ``key``) is dropped."""
+
+CREDENTIAL_PARTS = ("password", "passwd", "passphrase", "apikey")
+"""Found inside a word too: ``PGPASSWORD``, ``MYSQL_ROOT_PASSWORD`` as one glued word, ``XAPIKEY``."""
+
+TOKEN_COUNT_WORDS = frozenset({"count", "counts", "usage", "type", "limit", "budget", "total", "estimate"})
+"""``token`` followed by one of these words is a count or a kind of token, not a credential."""
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def key_words(key: str) -> list[str]:
+    """The lowercase words of a key: split at every non-alphanumeric and at camelCase boundaries
+    (``AWSSecretAccessKey`` → aws, secret, access, key)."""
+    return [word.lower() for word in _WORD.findall(key)]
+
+
+def is_credential_key(key: str) -> bool:
+    """Whether the default rule drops ``key`` (see the module docstring)."""
+    words = key_words(key)
+    for i, word in enumerate(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if word in CREDENTIAL_WORDS and not (word == "token" and following in TOKEN_COUNT_WORDS):
+            return True
+        if following and word + following in CREDENTIAL_WORDS:
+            return True
+        if any(part in word for part in CREDENTIAL_PARTS):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class CredentialRule(Rule):
+    """The default rule: drop every credential-like key (``is_credential_key``; ``pattern`` only names it)."""
+
+    pattern: str = "credential words"
+    action: Action = Action.DROP
+
+    def matches(self, key: str) -> bool:
+        return is_credential_key(key)
+
+
+DEFAULT_RULES: tuple[Rule, ...] = (CredentialRule(),)
 
 
 def load_rules(path: str | Path | None, use_defaults: bool = True) -> tuple[Rule, ...]:

@@ -157,8 +157,10 @@ def fold_traces(
                     continue
                 st, et = span.start_time_unix_nano, span.end_time_unix_nano
                 events = span.events
-                if st >= TIMESTAMP_LIMIT or et >= TIMESTAMP_LIMIT or (
-                    events and any(e.time_unix_nano >= TIMESTAMP_LIMIT for e in events)
+                if (
+                    st >= TIMESTAMP_LIMIT
+                    or et >= TIMESTAMP_LIMIT
+                    or (events and any(e.time_unix_nano >= TIMESTAMP_LIMIT for e in events))
                 ):
                     rejected.add(f"span {items - 1} ({quoted(span.name)}): {BEYOND_TIMESTAMPS}")
                     continue

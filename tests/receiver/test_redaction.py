@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link
 
 from otel_agent.errors import ConfigError
+from otel_agent.fold.redact import Redactor
 from tests.conftest import rows
 
 # Credential-like keys the defaults must drop, with values that must never reach the file.
@@ -34,6 +35,7 @@ CREDENTIALS = {
     "oauth.client_secret": "cs-0009",
     "auth.refresh_token": "rt-0010",
     "http.request.header.cookie": ["session=0011"],
+    "password_policy.min_length": 12,  # a key naming a credential is dropped even when it is none: a keep rule
 }
 SECRET_VALUES = [
     "sk-live-0001",
@@ -60,7 +62,8 @@ ORDINARY = {
     "http.request.header.content-type": ["application/json"],
     "otel_agent.token_count": 7,
     "tokenizer": "cl100k_base",
-    "password_policy.min_length": 12,
+    "llm.token_count.prompt": 9,
+    "gen_ai.token.type": "input",
     "user.id": "u-42",
     "cache.hit": False,
 }
@@ -295,3 +298,139 @@ def test_nested_credentials_and_redacted_service_name(make_receiver, tmp_path):
     digest = "sha256:" + hashlib.sha256(json.dumps("secret-svc", sort_keys=True).encode()).hexdigest()
     assert service_name == digest
     assert json.loads(resource) == {"service.name": digest}
+
+
+# Real-world credential key names (SDK and cloud conventions, HTTP headers, environment variables as attributes):
+# every word of a key counts, split on ".", "_", "-" and camelCase, and two adjacent words may spell one.
+DROPPED_KEYS = [
+    "aws_secret_access_key",
+    "AWS_SECRET_ACCESS_KEY",
+    "aws.secretAccessKey",
+    "secret_key",
+    "stripe.secret_key",
+    "clientSecret",
+    "oauth2.client-secret",
+    "accessToken",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "db.password.value",
+    "openai.api_key.primary",
+    "auth.token.value",
+    "apiKey",
+    "APIKEY",
+    "X-Api-Key",
+    "x_api_key",
+    "anthropic-api-key",
+    "http.request.header.authorization",
+    "http.request.header.proxy-authorization",
+    "http.response.header.set-cookie",
+    "Cookie",
+    "PGPASSWORD",
+    "MYSQL_ROOT_PASSWORD",
+    "db.connection_string",
+    "azure.storage.sas_token",
+    "GITHUB_TOKEN",
+    "HF_TOKEN",
+    "slack.bot.token",
+    "x-auth-token",
+    "session_token",
+    "bearer",
+    "jwt",
+    "ssh.privateKey",
+    "tls.private_key",
+    "gpg.passphrase",
+    "gcp.credentials",
+    "k8s.secret",
+    "user.passwd",
+    "basic_auth",
+]
+KEPT_KEYS = [
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.output_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.reasoning.output_tokens",
+    "gen_ai.usage.prompt_tokens",
+    "gen_ai.usage.completion_tokens",
+    "gen_ai.usage.total_tokens",
+    "gen_ai.request.max_tokens",
+    "gen_ai.token.type",
+    "llm.token_count.prompt",
+    "llm.token_count.completion",
+    "llm.token_count.total",
+    "llm.token_count.prompt_details.cache_read",
+    "llm.usage.total_tokens",
+    "otel_agent.token_count",
+    "otel_agent.budget.token_limit",
+    "tokenizer",
+    "tokenizer.name",
+    "author",
+    "authority",
+    "auth.method",
+    "oauth.scope",
+    "secretary.name",
+    "keyboard.layout",
+    "cache.key",
+    "messaging.kafka.message.key",
+    "otel_agent.idempotency_key",
+    "user.id",
+    "session.id",
+    "http.request.method",
+    "http.request.header.content-type",
+    "db.system.name",
+    "gen_ai.request.model",
+]
+
+
+@pytest.mark.parametrize("key", DROPPED_KEYS)
+def test_credential_key_names_are_dropped(key):
+    assert Redactor().apply({key: "value", "kept": 1}) == {"kept": 1}
+
+
+@pytest.mark.parametrize("key", KEPT_KEYS)
+def test_ordinary_key_names_are_kept(key):
+    assert Redactor().apply({key: 5, "password": "x"}) == {key: 5}
+
+
+def log_request(body: dict, attributes: dict) -> bytes:
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from tests.otlp_builders import any_value, kvs
+
+    request = ExportLogsServiceRequest()
+    record = request.resource_logs.add().scope_logs.add().log_records.add(time_unix_nano=1_764_000_000_000_000_000)
+    record.body.CopyFrom(any_value(body))
+    record.attributes.extend(kvs(attributes))
+    return request.SerializeToString()
+
+
+def test_key_table_through_the_receiver_and_inside_log_bodies(receiver):
+    """Both lists in span attributes, in a structured log body and nested inside it: only the kept keys reach
+    the table (and nothing of the dropped values reaches the file)."""
+    from tests.otlp_builders import span_request
+
+    everything = {key: f"value-of-{key}" for key in DROPPED_KEYS + KEPT_KEYS}
+    body = {
+        **everything,
+        "request": {"headers": {"authorization": "Bearer body-0001", "accept": "json"}, "password": "body-0002"},
+        "request.headers.authorization": "Bearer body-0003",
+        "items": [{"api_key": "body-0004", "n": 1}],
+    }
+    span = span_request([{"name": "table", "attributes": everything}]).SerializeToString()
+    for path, data in (("/v1/traces", span), ("/v1/logs", log_request(body, everything))):
+        resp = requests.post(
+            receiver.http_address + path, data=data, headers={"Content-Type": "application/x-protobuf"}, timeout=10
+        )
+        assert resp.status_code == 200, resp.text
+    kept = {key: f"value-of-{key}" for key in KEPT_KEYS}
+    ((span_attributes,),) = rows(receiver, "SELECT attributes FROM spans")
+    assert json.loads(span_attributes) == kept
+    ((log_attributes, log_body),) = rows(receiver, "SELECT attributes, body FROM logs")
+    assert json.loads(log_attributes) == kept
+    assert json.loads(log_body) == {**kept, "request": {"headers": {"accept": "json"}}, "items": [{"n": 1}]}
+    text = all_stored_text(receiver)
+    for key in DROPPED_KEYS:
+        assert f"value-of-{key}" not in text
+    for secret in ("body-0001", "body-0002", "body-0003", "body-0004"):
+        assert secret not in text
