@@ -54,12 +54,19 @@ _PROVIDER_KEYS = ("gen_ai.data_source.id", "gen_ai.provider.name", "db.system.na
 _INVALID = object()
 
 
+_ORJSON_MAX_DEPTH = 255  # orjson reads 1024 levels but writes only 255 (a TypeError beyond)
+
+
 def _json_text(text: str) -> Any:
-    """The value a JSON text holds, or ``_INVALID`` when it is not valid JSON."""
+    """The value a JSON text holds, or ``_INVALID`` when it is not valid JSON — or is nested deeper than orjson
+    writes back, which the fields read from it would need (there SQL would read it: hostile input only)."""
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        value = orjson.loads(text)
+        if text.count("[") + text.count("{") > _ORJSON_MAX_DEPTH:  # only then can it be that deep
+            orjson.dumps(value)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return _INVALID
+    return value
 
 
 def _genai_documents(attributes: dict[str, Any]) -> Any:

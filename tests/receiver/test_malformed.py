@@ -506,6 +506,23 @@ def test_huge_document_index_is_not_an_error(receiver):
     assert rows(receiver, "SELECT count(*) FROM parsed_retrieval_documents") == [(0,)]
 
 
+@pytest.mark.parametrize(
+    "documents",
+    [
+        pytest.param('[{"id": ' + "[" * 300 + "]" * 300 + "}]", id="an id nested 300 deep"),
+        pytest.param('[{"id": "d", "metadata": ' + '{"a":' * 300 + "1" + "}" * 300 + "}]", id="metadata 300 deep"),
+    ],
+)
+def test_deep_json_text_in_documents_is_not_an_error(receiver, documents):
+    """gen_ai.retrieval.documents is JSON text read at fold time: nested deeper than orjson writes back (255), it
+    was a 500 (TypeError); now it is text that holds no documents, and the span is stored."""
+    attributes = {"gen_ai.retrieval.documents": documents}
+    body = span_request([{"name": "retrieval kb", "attributes": attributes}]).SerializeToString()
+    assert post(receiver, body).status_code == 200
+    assert rows(receiver, "SELECT attributes->>'gen_ai.retrieval.documents' FROM spans") == [(documents,)]
+    assert rows(receiver, "SELECT count(*) FROM parsed_retrieval_documents") == [(0,)]
+
+
 def test_malformed_input_logs_one_short_line(receiver, caplog):
     caplog.set_level("DEBUG", logger="otel_agent")
     bodies = [
