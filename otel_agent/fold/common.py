@@ -1,4 +1,10 @@
-"""Pieces every signal's fold shares: attribute lists to JSON, resource and scope columns, id checks."""
+"""Pieces every signal's fold shares: attributes to JSON, resource and scope columns.
+
+The JSON helpers are named by the shape they take: ``json_text`` any plain value; ``kv_list_dict`` /
+``kv_list_json`` a ``repeated KeyValue`` field (resources, scopes, logs, metric points); ``raw_map_dict`` a map of
+key → serialized AnyValue (the span, event and link attributes of ``shadow``). Every attribute set goes through
+the redactor on the way.
+"""
 
 from __future__ import annotations
 
@@ -16,20 +22,22 @@ from otel_agent.fold.redact import Redactor
 # order). Non-finite doubles never reach it (anyvalue wraps them).
 _SORTED = orjson.OPT_SORT_KEYS
 
-
-def _dumps(value: Any) -> bytes:
-    return orjson.dumps(value, option=_SORTED)
-
-
 EMPTY_OBJECT = b"{}"
 
 
-def attrs_json(kvs: Any, redactor: Redactor) -> bytes:
-    """A repeated ``KeyValue`` field as UTF-8 JSON object text, after redaction.
+def json_text(value: Any) -> bytes:
+    """UTF-8 JSON text of a plain value, object keys sorted: the form every JSON column is stored in."""
+    return orjson.dumps(value, option=_SORTED)
 
-    The common scalar types are converted inline (this is the hottest loop of ingestion); everything
-    else goes through ``anyvalue.plain``.
-    """
+
+def kv_list_dict(kvs: Any, redactor: Redactor) -> dict[str, Any]:
+    """A ``repeated KeyValue`` field as a dict of plain values, after redaction."""
+    return redactor.apply({kv.key: plain(kv.value, redactor) for kv in kvs})
+
+
+def kv_list_json(kvs: Any, redactor: Redactor) -> bytes:
+    """``json_text(kv_list_dict(kvs, redactor))``, with the common scalar types converted inline: this is the
+    hottest loop of log and metric ingestion."""
     if not kvs:
         return EMPTY_OBJECT
     d = {}
@@ -44,34 +52,15 @@ def attrs_json(kvs: Any, redactor: Redactor) -> bytes:
             d[kv.key] = v.bool_value
         else:
             d[kv.key] = plain(v, redactor)
-    return _dumps(redactor.apply(d))
+    return json_text(redactor.apply(d))
 
 
-def map_json(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> bytes:
-    """A shadow-parsed attribute map (key → serialized AnyValue) as JSON object text, after redaction."""
-    return dumps(map_dict(attributes, redactor, values))
-
-
-def map_dict(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> dict[str, Any]:
-    """A shadow-parsed attribute map as a dict of plain values, after redaction (``dumps`` gives its JSON)."""
+def raw_map_dict(attributes: Any, redactor: Redactor, values: RawValueDecoder) -> dict[str, Any]:
+    """A shadow-parsed attribute map (key → serialized AnyValue) as a dict of plain values, after redaction."""
     if not attributes:
         return {}
     decode = values.decode
     return redactor.apply({key: decode(raw, redactor) for key, raw in attributes.items()})
-
-
-def dumps(value: Any) -> bytes:
-    """JSON text of a plain value, keys sorted (the form every JSON column is stored in)."""
-    return _dumps(value) if value else EMPTY_OBJECT
-
-
-def attrs_dict(kvs: Any, redactor: Redactor) -> dict[str, Any]:
-    """A repeated ``KeyValue`` field as a dict, for nesting inside other JSON values."""
-    return redactor.apply({kv.key: plain(kv.value, redactor) for kv in kvs})
-
-
-def to_json(value: Any) -> bytes:
-    return _dumps(value)
 
 
 @dataclass
@@ -79,20 +68,19 @@ class ResourceInfo:
     service_name: str | None
     attributes: bytes
     dropped: int
-    entity_refs: str | None
+    entity_refs: bytes | None
     schema_url: str
 
 
 def resource_info(resource_container: Any, redactor: Redactor) -> ResourceInfo:
     res = resource_container.resource
-    service_name = None
-    attributes = attrs_dict(res.attributes, redactor)
+    attributes = kv_list_dict(res.attributes, redactor)
     service_name = attributes.get("service.name")  # after redaction: a dropped name is not kept here either
     if service_name is not None and not isinstance(service_name, str):
         service_name = orjson.dumps(service_name).decode()
     entity_refs = None
     if len(res.entity_refs):
-        entity_refs = to_json(
+        entity_refs = json_text(
             [
                 {
                     "schema_url": e.schema_url,
@@ -105,28 +93,28 @@ def resource_info(resource_container: Any, redactor: Redactor) -> ResourceInfo:
         )
     return ResourceInfo(
         service_name=service_name,
-        attributes=_dumps(attributes) if attributes else EMPTY_OBJECT,
+        attributes=json_text(attributes),
         dropped=res.dropped_attributes_count,
         entity_refs=entity_refs,
         schema_url=resource_container.schema_url,
     )
 
 
-def resource_scope(res: ResourceInfo, scope_container: Any, redactor: Redactor) -> tuple[Any, ...]:
-    """The values of ``RESOURCE_SCOPE_COLUMNS`` for every row of one ScopeSpans/ScopeLogs/ScopeMetrics."""
+def resource_scope(res: ResourceInfo, scope_container: Any, redactor: Redactor) -> dict[str, Any]:
+    """Column → value of the ``batch.RESOURCE_SCOPE_FIELDS`` for every row of one ScopeSpans/ScopeLogs/ScopeMetrics."""
     scope = scope_container.scope
-    return (
-        res.service_name,
-        res.attributes,
-        res.dropped,
-        res.entity_refs,
-        res.schema_url,
-        scope.name,
-        scope.version,
-        attrs_json(scope.attributes, redactor),
-        scope.dropped_attributes_count,
-        scope_container.schema_url,
-    )
+    return {
+        "service_name": res.service_name,
+        "resource_attributes": res.attributes,
+        "resource_dropped_attributes_count": res.dropped,
+        "resource_entity_refs": res.entity_refs,
+        "resource_schema_url": res.schema_url,
+        "scope_name": scope.name,
+        "scope_version": scope.version,
+        "scope_attributes": kv_list_json(scope.attributes, redactor),
+        "scope_dropped_attributes_count": scope.dropped_attributes_count,
+        "scope_schema_url": scope_container.schema_url,
+    }
 
 
 def scope_digest(resource: Any, scope: Any) -> Any:
@@ -142,24 +130,10 @@ def extend_resource_scope(
 ) -> None:
     """Repeat the resource and scope values of one scope group on its ``n`` rows."""
     if n:
-        for name, value in zip(RESOURCE_SCOPE_COLUMNS, resource_scope(res, scope_container, redactor), strict=True):
+        for name, value in resource_scope(res, scope_container, redactor).items():
             cols[name].extend([value] * n)
 
 
 def fill_ingest_columns(cols: dict[str, list], n: int, principal: str | None, received_at_us: int) -> None:
     cols["principal"] = [principal] * n
     cols["received_at"] = [received_at_us] * n
-
-
-RESOURCE_SCOPE_COLUMNS = (
-    "service_name",
-    "resource_attributes",
-    "resource_dropped_attributes_count",
-    "resource_entity_refs",
-    "resource_schema_url",
-    "scope_name",
-    "scope_version",
-    "scope_attributes",
-    "scope_dropped_attributes_count",
-    "scope_schema_url",
-)

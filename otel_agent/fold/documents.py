@@ -1,11 +1,13 @@
 """The ``parsed_retrieval_documents`` rows of a retrieval span of another convention, read at fold time.
 
 The rule is the SQL of store/views/evidence/003_retrieval_documents.sql (``retrieval_documents_in``), written
-again in Python because the SQL, run by the writer for each commit that holds a retrieval span, cost ~14 ms of
-the writer's one thread per commit (planning plus JSON functions), which halves what it can store when every
-batch has one (measured in the 2026-11-30 note). Here it runs in the decode workers. The SQL stays the
-reference: it fills old stores and the re-delivery path, and a test checks that both give the same rows,
-document for document, on every form (tests/derived_evidence/test_lineage_keys.py).
+again in Python under the same names (``retrieval_documents_in``, ``retrieval_document_indexes``,
+``retrieval_document_at``, ``retrieval_metadata``, ``retrieval_provider``, ``genai_retrieval_documents``),
+because the SQL, run by the writer for each commit that holds a retrieval span, cost ~14 ms of the writer's one
+thread per commit (planning plus JSON functions), which halves what it can store when every batch has one
+(measured in the 2026-11-30 note). Here it runs in the decode workers. The SQL stays the reference: it fills old
+stores and the re-delivery path, and a test checks that both give the same rows, document for document, on
+every form (tests/derived_evidence/test_lineage_keys.py).
 
 Document n of a span's attributes is read from the first of these forms that has it: OpenInference flattened
 keys ``retrieval.documents.<n>.document.id|content|score|metadata``; OpenInference ``retrieval.documents`` as an
@@ -21,8 +23,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from otel_agent.fold.common import dumps
-from otel_agent.fold.promoted import as_text
+from otel_agent.fold.common import json_text
+from otel_agent.fold.promoted import RUN_ID_KEY, as_text
 
 PARSED_DOCUMENTS_SCHEMA = pa.schema(
     [
@@ -49,6 +51,7 @@ _FLAT_KEY = re.compile(r"retrieval\.documents\.([0-9]+)\.document\.(?:id|content
 _FLAT_FIELDS = ("id", "content", "score", "metadata")
 _INT32_MAX = 2**31 - 1
 _PROVIDER_KEYS = ("gen_ai.data_source.id", "gen_ai.provider.name", "db.system.name", "db.system")
+STEP_ID_KEY = "otel_agent.step.id"
 
 
 _INVALID = object()
@@ -69,14 +72,15 @@ def _json_text(text: str) -> Any:
     return value
 
 
-def _genai_documents(attributes: dict[str, Any]) -> Any:
+def genai_retrieval_documents(attributes: dict[str, Any]) -> Any:
+    """SQL ``genai_retrieval_documents``: the GenAI documents array, given as an array or as its JSON text."""
     value = attributes.get("gen_ai.retrieval.documents")
     if isinstance(value, str):
         value = _json_text(value)
     return value if isinstance(value, list) else None
 
 
-def document_indexes(attributes: dict[str, Any]) -> list[int]:
+def retrieval_document_indexes(attributes: dict[str, Any]) -> list[int]:
     """SQL ``retrieval_document_indexes``: every n some form may have a document at."""
     found: set[int] = set()
     for key in attributes:
@@ -87,19 +91,19 @@ def document_indexes(attributes: dict[str, Any]) -> list[int]:
             digits = match.group(1).lstrip("0") or "0"
             if len(digits) <= 10 and int(digits) <= _INT32_MAX:
                 found.add(int(digits))
-    for documents in (attributes.get("retrieval.documents"), _genai_documents(attributes)):
+    for documents in (attributes.get("retrieval.documents"), genai_retrieval_documents(attributes)):
         if isinstance(documents, list):
             found.update(range(len(documents)))
     return sorted(found)
 
 
-def _metadata(value: Any) -> tuple[str | None, Any]:
+def retrieval_metadata(value: Any) -> tuple[str | None, Any]:
     """SQL ``retrieval_metadata``: (its JSON text, its value) for an object or for text. Whether text is JSON at
     all is left to DuckDB (documents_insert_all.sql keeps it only if ``json_valid``): DuckDB accepts a little more
     than orjson (trailing commas, 1e400), so for such text the fold keeps it as SQL does but finds no url or
     title in it, where SQL would."""
     if isinstance(value, dict):
-        return dumps(value).decode(), value  # as the attributes JSON holds it
+        return json_text(value).decode(), value  # as the attributes JSON holds it
     if isinstance(value, str):
         parsed = _json_text(value)
         return value, None if parsed is _INVALID else parsed
@@ -126,7 +130,7 @@ def _double(text: str | None) -> float | None:
         return None
 
 
-def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
+def retrieval_document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
     """SQL ``retrieval_document_at``: document n's fields, or None when no form has one."""
     flat = {f: attributes.get(f"retrieval.documents.{n}.document.{f}") for f in _FLAT_FIELDS}
     if any(v is not None for v in flat.values()):
@@ -134,7 +138,7 @@ def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
         origin, doc, prefix = "openinference", flat, ""  # as SQL builds it: id, content, score
     else:
         oi = attributes.get("retrieval.documents")
-        genai = _genai_documents(attributes)
+        genai = genai_retrieval_documents(attributes)
         if isinstance(oi, list) and n < len(oi) and isinstance(oi[n], dict):
             origin, doc, prefix = "openinference", oi[n], "document."
         elif genai is not None and n < len(genai) and isinstance(genai[n], dict):
@@ -142,7 +146,7 @@ def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
         else:
             return None
         raw_metadata = doc.get(prefix + "metadata")
-    metadata_text, metadata = _metadata(raw_metadata)
+    metadata_text, metadata = retrieval_metadata(raw_metadata)
     return {
         "origin": origin,
         "document_id": _text(doc, prefix + "id"),
@@ -156,16 +160,35 @@ def document_at(attributes: dict[str, Any], n: int) -> dict[str, Any] | None:
     }
 
 
-def span_documents(attributes: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
-    """(n, fields) of every document of a retrieval span."""
-    documents = ((n, document_at(attributes, n)) for n in document_indexes(attributes))
-    return [(n, d) for n, d in documents if d is not None]
-
-
-def provider(attributes: dict[str, Any]) -> str | None:
-    """SQL ``retrieval_provider``."""
+def retrieval_provider(attributes: dict[str, Any]) -> str | None:
+    """SQL ``retrieval_provider``: who served a retrieval span's documents."""
     for key in _PROVIDER_KEYS:
         value = as_text(attributes.get(key))
         if value is not None:
             return value
     return None
+
+
+def retrieval_documents_in(
+    trace_id: str, span_id: str, end_time: int, attributes: dict[str, Any], service_name: str | None
+) -> list[dict[str, Any]]:
+    """SQL ``retrieval_documents_in`` for one retrieval span: its ``parsed_retrieval_documents`` rows, column →
+    value (``PARSED_DOCUMENTS_SCHEMA``), one per document (its redacted attribute dict)."""
+    indexes = retrieval_document_indexes(attributes)
+    if not indexes:
+        return []
+    span_values = {
+        "trace_id": trace_id,
+        "span_id": span_id,
+        "end_time": end_time,
+        "provider": retrieval_provider(attributes),
+        "run_id": as_text(attributes.get(RUN_ID_KEY)),
+        "step_id": as_text(attributes.get(STEP_ID_KEY)),
+        "service_name": service_name,
+    }
+    rows = []
+    for n in indexes:
+        document = retrieval_document_at(attributes, n)
+        if document is not None:
+            rows.append({**span_values, "doc_index": n, **document})
+    return rows

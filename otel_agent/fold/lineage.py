@@ -2,13 +2,14 @@
 
 Done here rather than by SQL in the writer because the writer is one thread and DuckDB plans every statement
 anew: running the SQL rule on each group commit cost ~10 ms of planning (bench measurement in the 2026-11-30
-note), about as much as storing the spans themselves. The same rule in SQL, ``record_lineage_keys`` in
-store/views/evidence/005_lineage_keys.sql, fills old stores and the re-delivery path, and a test checks that
-both give the same rows for every span of the research scenario.
+note), about as much as storing the spans themselves. The same rules in SQL, under the same names
+(``lineage_key``, ``record_lineage_keys``, ``document_lineage_keys`` in store/views/evidence/005_lineage_keys.sql;
+``lineage_keys_of`` is both), fill old stores and the re-delivery path, and a test checks that both give the
+same rows for every span of the research scenario.
 
 The rows of retrieval documents of other conventions come with the documents (fold/documents.py).
-``is_retrieval_scope`` or ``is_retrieval_name`` together are the SQL macro ``is_retrieval_span`` (the fold tests the
-scope once per scope, the name once per span); a test checks which spans' documents are read.
+``is_retrieval_span_scope`` or ``is_retrieval_span_name`` together are the SQL macro ``is_retrieval_span`` (the
+fold tests the scope once per scope, the name once per span); a test checks which spans' documents are read.
 """
 
 from __future__ import annotations
@@ -48,10 +49,11 @@ def _listed(value: Any) -> list[str]:
     return [text for text in (as_text(v) for v in value) if text is not None]
 
 
-def record_lineage_rows(
+def record_lineage_keys(
     kind: str, record_id: str | None, record_ref: str | None, attributes: dict[str, Any]
 ) -> list[tuple[int, int | None]]:
-    """(key, next_key) rows of one record span (its promoted columns and redacted attributes)."""
+    """SQL ``record_lineage_keys`` for one record span: its (key, next_key) rows, from its promoted columns and
+    redacted attributes."""
     if kind == "claim" or kind == "source":
         pairs = [(record_id, None)]
     elif kind == "citation":
@@ -65,19 +67,21 @@ def record_lineage_rows(
     return [(lineage_key(i), None if n is None else lineage_key(n)) for i, n in pairs if i is not None]
 
 
-def document_lineage_rows(trace_id: str, span_id: str, n: int, document_id: str | None) -> list[tuple[int, int | None]]:
-    """(key, next_key) rows of document n of a retrieval span (SQL: ``document_lineage_keys``): its evidence id
+def document_lineage_keys(trace_id: str, span_id: str, n: int, document_id: str | None) -> list[tuple[int, int | None]]:
+    """SQL ``document_lineage_keys`` for document n of a retrieval span: its (key, next_key) rows. Its evidence id
     leads on to its source id (the document's id, or ``doc:<trace>:<span>:<n>``), and that source id."""
     source = document_id if document_id is not None else f"doc:{trace_id}:{span_id}:{n}"
     source_key = lineage_key(source)
     return [(lineage_key(f"retrieval:{trace_id}:{span_id}:{n}"), source_key), (source_key, None)]
 
 
-def is_retrieval_scope(scope_name: str) -> bool:
-    """Every span of an OpenInference instrumentation scope may carry retrieval documents."""
+def is_retrieval_span_scope(scope_name: str) -> bool:
+    """Half of SQL ``is_retrieval_span``: every span of an OpenInference instrumentation scope may carry
+    retrieval documents."""
     return "openinference" in scope_name.lower()
 
 
-def is_retrieval_name(name: str) -> bool:
-    """A GenAI retrieval span (ours included): named ``retrieval`` or ``retrieval {data source}``."""
+def is_retrieval_span_name(name: str) -> bool:
+    """The other half of SQL ``is_retrieval_span``: a GenAI retrieval span (ours included), named ``retrieval``
+    or ``retrieval {data source}``."""
     return name == "retrieval" or name.startswith("retrieval ")

@@ -17,12 +17,12 @@ from otel_agent.fold.batch import (
     table,
 )
 from otel_agent.fold.common import (
-    attrs_json,
     extend_resource_scope,
     fill_ingest_columns,
+    json_text,
+    kv_list_json,
     resource_info,
     scope_digest,
-    to_json,
 )
 from otel_agent.fold.redact import Redactor
 
@@ -82,8 +82,8 @@ def fold_logs(
                 cols["severity_number"].append(rec.severity_number)
                 cols["severity_text"].append(rec.severity_text)
                 cols["event_name"].append(rec.event_name)
-                cols["body"].append(to_json(plain(rec.body, redactor)) if rec.HasField("body") else None)
-                cols["attributes"].append(attrs_json(rec.attributes, redactor))
+                cols["body"].append(json_text(plain(rec.body, redactor)) if rec.HasField("body") else None)
+                cols["attributes"].append(kv_list_json(rec.attributes, redactor))
                 cols["dropped_attributes_count"].append(rec.dropped_attributes_count)
                 digest = base.copy()
                 digest.update(rec.SerializeToString(deterministic=True))

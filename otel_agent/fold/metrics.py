@@ -19,13 +19,13 @@ from otel_agent.fold.batch import (
     table,
 )
 from otel_agent.fold.common import (
-    attrs_dict,
-    attrs_json,
     extend_resource_scope,
     fill_ingest_columns,
+    json_text,
+    kv_list_dict,
+    kv_list_json,
     resource_info,
     scope_digest,
-    to_json,
 )
 from otel_agent.fold.redact import Redactor
 
@@ -103,10 +103,10 @@ def _exemplars(point: Any, redactor: Redactor) -> str | None:
                 "value": getattr(ex, which) if which else None,
                 "trace_id": ex.trace_id.hex() or None,
                 "span_id": ex.span_id.hex() or None,
-                "filtered_attributes": attrs_dict(ex.filtered_attributes, redactor),
+                "filtered_attributes": kv_list_dict(ex.filtered_attributes, redactor),
             }
         )
-    return to_json(out)
+    return json_text(out)
 
 
 def _point_values(mtype: str, p: Any, redactor: Redactor) -> dict[str, Any]:
@@ -175,7 +175,7 @@ def fold_metrics(
                     )
                     continue
                 monotonic = data.is_monotonic if mtype == "sum" else None
-                metadata = attrs_json(metric.metadata, redactor) if len(metric.metadata) else None
+                metadata = kv_list_json(metric.metadata, redactor) if len(metric.metadata) else None
                 head = metric.name.encode() + b"\0" + metric.unit.encode() + b"\0" + mtype.encode()
                 for p in data.data_points:
                     items += 1
@@ -197,7 +197,7 @@ def fold_metrics(
                     for name in _POINT_ONLY:
                         cols[name].append(values.get(name))
                     cols["flags"].append(p.flags)
-                    cols["attributes"].append(attrs_json(p.attributes, redactor))
+                    cols["attributes"].append(kv_list_json(p.attributes, redactor))
                     digest = base.copy()
                     digest.update(head)
                     digest.update(p.SerializeToString(deterministic=True))

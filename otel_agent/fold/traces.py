@@ -23,21 +23,20 @@ from otel_agent.fold.batch import (
     quoted,
     table,
 )
-from otel_agent.fold.common import dumps, extend_resource_scope, fill_ingest_columns, map_dict, map_json, resource_info
-from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, provider, span_documents
+from otel_agent.fold.common import extend_resource_scope, fill_ingest_columns, json_text, raw_map_dict, resource_info
+from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, retrieval_documents_in
 from otel_agent.fold.lineage import (
     DOCUMENT_KIND,
     LINEAGE_KEYS_SCHEMA,
     LINEAGE_KINDS,
-    document_lineage_rows,
-    is_retrieval_name,
-    is_retrieval_scope,
-    record_lineage_rows,
+    document_lineage_keys,
+    is_retrieval_span_name,
+    is_retrieval_span_scope,
+    record_lineage_keys,
 )
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, RECORD_KIND_KEY, RUN_ID_KEY, as_text, promote, record_keys
 from otel_agent.fold.redact import Redactor
 
-STEP_ID_KEY = "otel_agent.step.id"
 SPAN_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
 STATUS_CODES = ("UNSET", "OK", "ERROR")
 
@@ -92,9 +91,6 @@ SPAN_LINKS_SCHEMA = pa.schema(
     ]
 )
 
-_SPAN_OWN = [f.name for f in SPANS_SCHEMA][:16]
-
-
 _VALUES = RawValueDecoder()
 
 ZERO_TRACE_ID = bytes(16)
@@ -112,25 +108,13 @@ def fold_traces(
     cols: dict[str, list] = {name: [] for name in SPANS_SCHEMA.names}
     ev: dict[str, list] = {name: [] for name in SPAN_EVENTS_SCHEMA.names}
     ln: dict[str, list] = {name: [] for name in SPAN_LINKS_SCHEMA.names}
-    (
-        c_tid,
-        c_sid,
-        c_pid,
-        c_ts,
-        c_flags,
-        c_name,
-        c_kind,
-        c_st,
-        c_et,
-        c_dur,
-        c_sc,
-        c_sm,
-        c_attr,
-        c_da,
-        c_de,
-        c_dl,
-    ) = (cols[n] for n in _SPAN_OWN)
-    c_run, c_rkind, c_rid, c_rref = (cols[n] for n in PROMOTED_COLUMNS)
+    # every column bound by its name: the schema's order is the table's, not the fold's
+    c_tid, c_sid, c_pid, c_ts = cols["trace_id"], cols["span_id"], cols["parent_span_id"], cols["trace_state"]
+    c_flags, c_name, c_kind = cols["flags"], cols["name"], cols["kind"]
+    c_st, c_et, c_dur = cols["start_time"], cols["end_time"], cols["duration_ns"]
+    c_sc, c_sm, c_attr = cols["status_code"], cols["status_message"], cols["attributes"]
+    c_da, c_de, c_dl = cols["dropped_attributes_count"], cols["dropped_events_count"], cols["dropped_links_count"]
+    c_run, c_rkind, c_rid, c_rref = cols["run_id"], cols["record_kind"], cols["record_id"], cols["record_ref"]
     keys = record_keys()
     # the rows of the lookup tables: lineage_keys of our evidence records (fold/lineage.py) and the documents of
     # other conventions' retrieval spans with their lineage_keys (fold/documents.py)
@@ -143,7 +127,7 @@ def fold_traces(
         res = resource_info(rs, redactor)
         for ss in rs.scope_spans:
             before = len(c_tid)
-            retrieval_scope = is_retrieval_scope(ss.scope.name)
+            retrieval_scope = is_retrieval_span_scope(ss.scope.name)
             for span in ss.spans:
                 items += 1
                 tid_raw, sid_raw, pid_raw = span.trace_id, span.span_id, span.parent_span_id
@@ -179,7 +163,7 @@ def fold_traces(
                         ln["linked_span_id"].append(lsid.hex())
                         ln["trace_state"].append(link.trace_state)
                         ln["flags"].append(link.flags)
-                        ln["attributes"].append(map_json(link.attributes, redactor, values))
+                        ln["attributes"].append(json_text(raw_map_dict(link.attributes, redactor, values)))
                         ln["dropped_attributes_count"].append(link.dropped_attributes_count)
                 if events:
                     for i, event in enumerate(events):
@@ -188,7 +172,7 @@ def fold_traces(
                         ev["event_index"].append(i)
                         ev["time"].append(event.time_unix_nano)
                         ev["name"].append(event.name)
-                        ev["attributes"].append(map_json(event.attributes, redactor, values))
+                        ev["attributes"].append(json_text(raw_map_dict(event.attributes, redactor, values)))
                         ev["dropped_attributes_count"].append(event.dropped_attributes_count)
                 c_tid.append(tid)
                 c_sid.append(sid)
@@ -206,8 +190,8 @@ def fold_traces(
                 code = status.code
                 c_sc.append(STATUS_CODES[code] if 0 <= code < 3 else str(code))
                 c_sm.append(status.message)
-                attributes = map_dict(span.attributes, redactor, values)
-                c_attr.append(dumps(attributes))
+                attributes = raw_map_dict(span.attributes, redactor, values)
+                c_attr.append(json_text(attributes))
                 # promoted columns; spans that are no record of ours (most) skip promote(): ~3% of the whole fold
                 if RECORD_KIND_KEY in attributes:
                     run_id, record_kind, record_id, record_ref = promote(attributes, keys)
@@ -216,7 +200,7 @@ def fold_traces(
                     c_rid.append(record_id)
                     c_rref.append(record_ref)
                     if record_kind in LINEAGE_KINDS:
-                        for key, next_key in record_lineage_rows(record_kind, record_id, record_ref, attributes):
+                        for key, next_key in record_lineage_keys(record_kind, record_id, record_ref, attributes):
                             lk_key.append(key)
                             lk_end.append(et)
                             lk_next.append(next_key)
@@ -227,12 +211,11 @@ def fold_traces(
                     c_rkind.append(None)
                     c_rid.append(None)
                     c_rref.append(None)
-                if retrieval_scope or is_retrieval_name(name):
-                    documents = span_documents(attributes)
-                    if documents:
-                        _add_documents(docs, tid, sid, et, documents, attributes, res.service_name)
-                    for n, doc in documents:
-                        for key, next_key in document_lineage_rows(tid, sid, n, doc["document_id"]):
+                if retrieval_scope or is_retrieval_span_name(name):
+                    for row in retrieval_documents_in(tid, sid, et, attributes, res.service_name):
+                        for column, value in row.items():
+                            docs[column].append(value)
+                        for key, next_key in document_lineage_keys(tid, sid, row["doc_index"], row["document_id"]):
                             lk_key.append(key)
                             lk_end.append(et)
                             lk_next.append(next_key)
@@ -256,27 +239,3 @@ def fold_traces(
         rejected=rejected.count,
         error_message=rejected.message,
     )
-
-
-def _add_documents(
-    docs: dict[str, list],
-    trace_id: str,
-    span_id: str,
-    end_time: int,
-    documents: list[tuple[int, dict[str, Any]]],
-    attributes: dict[str, Any],
-    service_name: str | None,
-) -> None:
-    """The ``parsed_retrieval_documents`` rows of one span (columns as store/schema/070_retrieval_documents.sql)."""
-    span_values = {
-        "trace_id": trace_id,
-        "span_id": span_id,
-        "end_time": end_time,
-        "provider": provider(attributes),
-        "run_id": as_text(attributes.get(RUN_ID_KEY)),
-        "step_id": as_text(attributes.get(STEP_ID_KEY)),
-        "service_name": service_name,
-    }
-    for n, doc in documents:
-        for column, value in (*span_values.items(), ("doc_index", n), *doc.items()):
-            docs[column].append(value)
