@@ -70,7 +70,7 @@ def fold_logs(
                 span_id = _optional_id(rec.span_id, 8, "span_id", items)
                 items += 1
                 time, observed = rec.time_unix_nano, rec.observed_time_unix_nano
-                if time >= TIMESTAMP_LIMIT or observed >= TIMESTAMP_LIMIT:
+                if (time | observed) >= TIMESTAMP_LIMIT:
                     rejected.add(f"log record {items - 1}: {BEYOND_TIMESTAMPS}")
                     continue
                 n += 1

@@ -180,7 +180,7 @@ def fold_metrics(
                 for p in data.data_points:
                     items += 1
                     start, time = p.start_time_unix_nano, p.time_unix_nano
-                    if start >= TIMESTAMP_LIMIT or time >= TIMESTAMP_LIMIT:
+                    if (start | time) >= TIMESTAMP_LIMIT:
                         rejected.add(f"metric {quoted(metric.name)}, data point {items - 1}: {BEYOND_TIMESTAMPS}")
                         continue
                     n += 1

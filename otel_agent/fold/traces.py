@@ -140,16 +140,29 @@ def fold_traces(
                     rejected.add(f"span {items - 1} ({quoted(span.name)}): all-zero trace_id or span_id")
                     continue
                 st, et = span.start_time_unix_nano, span.end_time_unix_nano
-                events = span.events
-                if (
-                    st >= TIMESTAMP_LIMIT
-                    or et >= TIMESTAMP_LIMIT
-                    or (events and any(e.time_unix_nano >= TIMESTAMP_LIMIT for e in events))
-                ):
+                if (st | et) >= TIMESTAMP_LIMIT:
                     rejected.add(f"span {items - 1} ({quoted(span.name)}): {BEYOND_TIMESTAMPS}")
                     continue
                 tid = tid_raw.hex()
                 sid = sid_raw.hex()
+                events = span.events
+                if events:
+                    times = 0  # every event time or-ed: one operation per event for the limit check
+                    for i, event in enumerate(events):
+                        t = event.time_unix_nano
+                        times |= t
+                        ev["trace_id"].append(tid)
+                        ev["span_id"].append(sid)
+                        ev["event_index"].append(i)
+                        ev["time"].append(t)
+                        ev["name"].append(event.name)
+                        ev["attributes"].append(json_text(raw_map_dict(event.attributes, redactor, values)))
+                        ev["dropped_attributes_count"].append(event.dropped_attributes_count)
+                    if times >= TIMESTAMP_LIMIT:  # rare: take this span's events back out
+                        for column in ev.values():
+                            del column[-len(events) :]
+                        rejected.add(f"span {items - 1} ({quoted(span.name)}): an event's {BEYOND_TIMESTAMPS}")
+                        continue
                 links = span.links
                 if links:
                     for i, link in enumerate(links):
@@ -165,15 +178,6 @@ def fold_traces(
                         ln["flags"].append(link.flags)
                         ln["attributes"].append(json_text(raw_map_dict(link.attributes, redactor, values)))
                         ln["dropped_attributes_count"].append(link.dropped_attributes_count)
-                if events:
-                    for i, event in enumerate(events):
-                        ev["trace_id"].append(tid)
-                        ev["span_id"].append(sid)
-                        ev["event_index"].append(i)
-                        ev["time"].append(event.time_unix_nano)
-                        ev["name"].append(event.name)
-                        ev["attributes"].append(json_text(raw_map_dict(event.attributes, redactor, values)))
-                        ev["dropped_attributes_count"].append(event.dropped_attributes_count)
                 c_tid.append(tid)
                 c_sid.append(sid)
                 c_pid.append(pid_raw.hex() if pid_raw and pid_raw != ZERO_SPAN_ID else None)
