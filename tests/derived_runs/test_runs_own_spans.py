@@ -77,13 +77,16 @@ def test_runs(demo_store: Path) -> None:
     assert run["run_span_id"] and len(run["trace_id"]) == 32
 
     failing = rows[FAILING_RUN_ID]
-    assert (failing["status"], failing["error_type"], failing["steps"], failing["errors"]) == (
-        "error",
-        "RuntimeError",
-        1,
-        2,
-    )
-    assert failing["budget_exceeded"] is None and failing["cost_usd"] == 0
+    # one failure (the step raised, the run span ended in error with it): one error origin, two spans in error
+    assert (
+        failing["status"],
+        failing["error_type"],
+        failing["steps"],
+        failing["errors"],
+        failing["spans_in_error"],
+    ) == ("error", "RuntimeError", 1, 1, 2)
+    # nothing of the run has a known cost: NULL, as in steps (not 0.0)
+    assert failing["budget_exceeded"] is None and failing["cost_usd"] is None
 
 
 def test_steps_and_skills(demo_store: Path) -> None:

@@ -6,9 +6,9 @@ opened for writing (and over merged shards): the shipped rows, then the rows of 
 docs/views-runs.md, "Cost"). The CSV is read in Python and inserted through the connection as an Arrow table,
 so no SQL-level file access is needed (the receiver's connection has it disabled).
 
-CSV columns (header required; the last four may be empty or missing in a user file):
+CSV columns (header required; all but the first four may be empty or missing):
 ``provider, model_pattern, input_usd_per_mtok, output_usd_per_mtok, cache_read_usd_per_mtok,
-cache_write_usd_per_mtok, source, source_date``.
+cache_write_usd_per_mtok, source, source_date, reasoning_usd_per_mtok``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ PRICES_ENV = "OTEL_AGENT_PRICES"
 """Environment variable naming a user price CSV (same columns as the shipped one)."""
 
 _REQUIRED = ("provider", "model_pattern", "input_usd_per_mtok", "output_usd_per_mtok")
-_NUMBERS = ("input_usd_per_mtok", "output_usd_per_mtok", "cache_read_usd_per_mtok", "cache_write_usd_per_mtok")
+_NUMBERS = (
+    "input_usd_per_mtok",
+    "output_usd_per_mtok",
+    "cache_read_usd_per_mtok",
+    "cache_write_usd_per_mtok",
+    "reasoning_usd_per_mtok",
+)
 
 _COLUMNS = (
     ("provider", "string"),
@@ -39,6 +45,7 @@ _COLUMNS = (
     ("output_usd_per_mtok", "float64"),
     ("cache_read_usd_per_mtok", "float64"),
     ("cache_write_usd_per_mtok", "float64"),
+    ("reasoning_usd_per_mtok", "float64"),
     ("source", "string"),
     ("source_date", "date32"),
     ("origin", "string"),

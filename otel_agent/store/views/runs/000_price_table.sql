@@ -8,6 +8,7 @@ CREATE OR REPLACE TABLE price_table (
     output_usd_per_mtok DOUBLE NOT NULL,
     cache_read_usd_per_mtok DOUBLE,     -- NULL: cache reads cost the input price
     cache_write_usd_per_mtok DOUBLE,    -- NULL: cache writes cost the input price
+    reasoning_usd_per_mtok DOUBLE,      -- NULL: reasoning tokens cost the output price
     source VARCHAR,
     source_date DATE,
     origin VARCHAR NOT NULL,            -- 'shipped' or 'user'

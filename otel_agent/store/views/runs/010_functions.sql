@@ -39,3 +39,18 @@ CREATE OR REPLACE MACRO oa_price_provider(p) AS
 
 -- Span duration in milliseconds.
 CREATE OR REPLACE MACRO oa_ms(ns) AS ns / 1e6;
+
+-- An error type read from a span status message, for spans in ERROR that carry neither error.type nor an
+-- exception event: the exception class the message starts with ("KeyError: 'x'", "ValueError('x')"), else the
+-- message itself (at most 128 characters); NULL for an empty message.
+CREATE OR REPLACE MACRO oa_error_type_of_message(m) AS
+    coalesce(oa_text(regexp_extract(m, '^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[(:]', 1)), oa_text(left(trim(m), 128)));
+
+-- gen_ai.guardrail.verdict.type as a guard outcome: a denying verdict is 'blocked', an allowing one 'passed',
+-- anything else is kept as given (lower case). The conventions forbid inferring a verdict: none is invented.
+CREATE OR REPLACE MACRO oa_guardrail_outcome(v) AS
+    CASE
+        WHEN lower(v) IN ('deny', 'denied', 'block', 'blocked', 'reject', 'rejected') THEN 'blocked'
+        WHEN lower(v) IN ('allow', 'allowed', 'pass', 'passed') THEN 'passed'
+        ELSE lower(v)
+    END;

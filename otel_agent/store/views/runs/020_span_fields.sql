@@ -68,7 +68,15 @@ SELECT
             || '"agent.name":"VARCHAR","graph.node.id":"VARCHAR","session.id":"VARCHAR",'
             || '"traceloop.span.kind":"VARCHAR","traceloop.workflow.name":"VARCHAR",'
             || '"traceloop.entity.name":"VARCHAR","llm.request.type":"VARCHAR","llm.usage.total_tokens":"VARCHAR",'
-            || '"llm.usage.reasoning_tokens":"VARCHAR"}'
+            || '"llm.usage.reasoning_tokens":"VARCHAR","gen_ai.guardrail.name":"VARCHAR",'
+            || '"gen_ai.guardrail.component.name":"VARCHAR","gen_ai.guardrail.verdict.type":"VARCHAR",'
+            || '"gen_ai.guardrail.verdict.reason":"VARCHAR","gen_ai.guardrail.target.type":"VARCHAR",'
+            || '"gen_ai.guardrail.target.id":"VARCHAR","gen_ai.guardrail.action.type":"VARCHAR",'
+            || '"gen_ai.skill.name":"VARCHAR","gen_ai.skill.version":"VARCHAR","gen_ai.memory.store.id":"VARCHAR",'
+            || '"gen_ai.memory.record.id":"VARCHAR","gen_ai.memory.record.count":"VARCHAR",'
+            || '"gen_ai.prompt.name":"VARCHAR","gen_ai.prompt.version":"VARCHAR","gen_ai.request.stream":"VARCHAR",'
+            || '"gen_ai.response.time_to_first_chunk":"VARCHAR","gen_ai.response.id":"VARCHAR",'
+            || '"a2a.task.id":"VARCHAR","a2a.task.state":"VARCHAR"}'
     ) AS a
 FROM oa_scoped_spans(rid);
 

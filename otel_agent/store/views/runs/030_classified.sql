@@ -30,9 +30,14 @@ WITH k AS (
         oa_count(a."otel_agent.iteration") AS iteration,
         oa_text(coalesce(a."gen_ai.workflow.name", a."traceloop.workflow.name")) AS workflow_name,
         oa_text(coalesce(
-            a."gen_ai.agent.name", a."agent.name",
-            CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN a."traceloop.entity.name" END,
-            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN a."graph.node.id" END
+            oa_text(a."gen_ai.agent.name"), oa_text(a."agent.name"),
+            CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN oa_text(a."traceloop.entity.name") END,
+            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN oa_text(a."graph.node.id") END,
+            -- the conventions' span name 'invoke_agent {agent}' / 'create_agent {agent}'; smolagents' '{agent}.run'
+            CASE WHEN lower(a."gen_ai.operation.name") IN ('invoke_agent', 'create_agent')
+                 THEN oa_text(regexp_extract(name, '^(?:invoke_agent|create_agent) (.+)$', 1)) END,
+            CASE WHEN upper(a."openinference.span.kind") = 'AGENT'
+                 THEN oa_text(regexp_extract(name, '^(.+)\.run$', 1)) END
         )) AS agent_name,
         oa_text(lower(coalesce(a."gen_ai.provider.name", a."gen_ai.system", a."llm.provider", a."llm.system")))
             AS provider,
@@ -77,14 +82,27 @@ WITH k AS (
         oa_text(a."gen_ai.tool.type") AS tool_type,
         oa_text(a."otel_agent.tool.provider") AS tool_provider,
         oa_text(a."gen_ai.data_source.id") AS data_source_id,
-        oa_text(a."otel_agent.skill.name") AS skill_name,
-        oa_text(a."otel_agent.skill.version") AS skill_version,
+        oa_text(coalesce(a."otel_agent.skill.name", a."gen_ai.skill.name")) AS skill_name,
+        oa_text(coalesce(a."otel_agent.skill.version", a."gen_ai.skill.version")) AS skill_version,
         oa_text(a."otel_agent.skill.invocation_id") AS attr_skill_invocation_id,
-        oa_text(a."otel_agent.guard.name") AS attr_guard_name,
-        oa_text(lower(a."otel_agent.guard.outcome")) AS guard_outcome,
-        oa_text(a."otel_agent.guard.reason") AS guard_reason,
-        oa_text(a."otel_agent.guard.stage") AS guard_stage,
-        oa_text(a."otel_agent.guard.target_id") AS guard_target_id,
+        oa_text(coalesce(a."otel_agent.guard.name", a."gen_ai.guardrail.name", a."gen_ai.guardrail.component.name"))
+            AS attr_guard_name,
+        oa_text(coalesce(lower(a."otel_agent.guard.outcome"), oa_guardrail_outcome(a."gen_ai.guardrail.verdict.type")))
+            AS guard_outcome,
+        oa_text(coalesce(a."otel_agent.guard.reason", a."gen_ai.guardrail.verdict.reason")) AS guard_reason,
+        oa_text(coalesce(a."otel_agent.guard.stage", a."gen_ai.guardrail.target.type")) AS guard_stage,
+        oa_text(coalesce(a."otel_agent.guard.target_id", a."gen_ai.guardrail.target.id")) AS guard_target_id,
+        oa_text(lower(a."gen_ai.guardrail.action.type")) AS guard_action,
+        oa_text(a."gen_ai.memory.store.id") AS memory_store_id,
+        oa_text(a."gen_ai.memory.record.id") AS memory_record_id,
+        oa_count(a."gen_ai.memory.record.count") AS memory_record_count,
+        oa_text(a."gen_ai.prompt.name") AS prompt_name,
+        oa_text(a."gen_ai.prompt.version") AS prompt_version,
+        TRY_CAST(a."gen_ai.request.stream" AS BOOLEAN) AS request_stream,
+        TRY_CAST(a."gen_ai.response.time_to_first_chunk" AS DOUBLE) * 1000 AS time_to_first_chunk_ms,
+        oa_text(a."gen_ai.response.id") AS response_id,
+        oa_text(a."a2a.task.id") AS a2a_task_id,
+        oa_text(regexp_replace(lower(a."a2a.task.state"), '^task_state_', '')) AS a2a_task_state,
         oa_text(a."otel_agent.verifier.name") AS attr_verifier_name,
         oa_text(lower(a."otel_agent.verifier.outcome")) AS verifier_outcome,
         TRY_CAST(a."otel_agent.verifier.score" AS DOUBLE) AS verifier_score,
@@ -177,11 +195,17 @@ WITH k AS (
                     WHEN op_name IN ('chat', 'text_completion', 'generate_content', 'embeddings', 'completion',
                                      'embedding') THEN 'provider_call'
                     WHEN op_name = 'retrieval' THEN 'retrieval'
-                    WHEN op_name = 'execute_tool' THEN 'tool_invocation'
+                    -- load_skill / read_skill_resource / command refine execute_tool (gen_ai.skill.*)
+                    WHEN op_name IN ('execute_tool', 'load_skill', 'read_skill_resource', 'command')
+                        THEN 'tool_invocation'
                     WHEN op_name = 'invoke_agent' THEN 'agent'
                     WHEN op_name = 'invoke_workflow' THEN 'flow_run'
+                    WHEN op_name = 'plan' THEN 'step'
                     WHEN op_name = 'apply_guardrail' THEN 'guard_result'
+                    WHEN op_name IN ('create_memory_store', 'delete_memory_store', 'create_memory', 'search_memory',
+                                     'update_memory', 'upsert_memory', 'delete_memory') THEN 'memory'
                     WHEN op_name IN ('handoff', 'transfer') THEN 'handoff'
+                    -- fetch_response, create_agent: no inference, no tool, no run of their own
                     ELSE 'other'
                 END
             WHEN legacy_model_call THEN 'provider_call'
@@ -198,6 +222,22 @@ WITH c AS MATERIALIZED (
 ),
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
+),
+-- A span in error with a child in error is not where the failure began: errors are counted at their origin.
+error_parents AS (
+    SELECT DISTINCT trace_id, parent_span_id AS span_id
+    FROM c
+    WHERE (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AND parent_span_id IS NOT NULL
+),
+-- The exception.type of the first `exception` span event of a span in ERROR without error.type (OpenInference,
+-- pydantic-ai, smolagents and others record a failure only so).
+exceptions AS (
+    SELECT e.trace_id, e.span_id, arg_min(e.attributes->>'exception.type', e.event_index) AS exception_type
+    FROM span_events AS e
+    SEMI JOIN (SELECT trace_id, span_id FROM c WHERE status_code = 'ERROR' AND attr_error_type IS NULL) AS x
+        ON x.trace_id = e.trace_id AND x.span_id = e.span_id
+    WHERE e.name = 'exception' AND oa_text(e.attributes->>'exception.type') IS NOT NULL
+    GROUP BY e.trace_id, e.span_id
 ),
 trace_runs AS (
     SELECT trace_id, arg_min(own_run_id, start_time) AS trace_run_id
@@ -247,11 +287,15 @@ j AS (
         p.span_id IS NOT NULL AS parent_found,
         p.base_category AS parent_base_category,
         p.own_run_id AS parent_run_id,
-        tr.trace_run_id
+        tr.trace_run_id,
+        ep.span_id IS NOT NULL AS has_error_child,
+        x.exception_type
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
     LEFT JOIN nested_usage AS n ON n.trace_id = c.trace_id AND n.parent_span_id = c.span_id
+    LEFT JOIN error_parents AS ep ON ep.trace_id = c.trace_id AND ep.span_id = c.span_id
+    LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
 )
 SELECT
     trace_id,
@@ -313,6 +357,17 @@ SELECT
     guard_reason,
     guard_stage,
     guard_target_id,
+    guard_action,
+    memory_store_id,
+    memory_record_id,
+    memory_record_count,
+    prompt_name,
+    prompt_version,
+    request_stream,
+    time_to_first_chunk_ms,
+    response_id,
+    a2a_task_id,
+    a2a_task_state,
     coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
     verifier_outcome,
     verifier_score,
@@ -335,8 +390,13 @@ SELECT
     receipt_artifact_ref,
     handoff_to,
     handoff_from,
-    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' THEN '_OTHER' END) AS error_type,
+    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' THEN
+        coalesce(oa_text(exception_type), oa_error_type_of_message(status_message), '_OTHER') END) AS error_type,
     (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
+    (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AND NOT has_error_child AS is_error_origin,
     parent_found,
-    coalesce(base_category = 'provider_call' AND parent_base_category = 'provider_call', false) AS nested_call
+    -- a span directly inside a span of the same counted category records the same work twice (two
+    -- instrumentations, or a framework wrapper and its inner call): only the outer one is counted
+    coalesce(base_category IN ('provider_call', 'retrieval', 'tool_invocation')
+             AND parent_base_category = base_category, false) AS nested_call
 FROM j;

@@ -1,15 +1,18 @@
 -- Layer 4: classified spans with cost. A cost reported on the span wins (otel_agent.cost.usd,
 -- OpenInference llm.cost.total or llm.cost.prompt + llm.cost.completion, gen_ai.usage.cost); else, for a
 -- provider call, the price table: the row whose provider matches (same family, '*', or the call's provider
--- is unknown) and whose model_pattern matches the model key of the response model (else of the request
+-- is unknown — absent, or a name no row of the table has, such as a framework's 'langchain' or 'function' or
+-- a proxy's name) and whose model_pattern matches the model key of the response model (else of the request
 -- model) — user rows first, then an exact provider over '*', an exact model over a GLOB, the longer pattern,
 -- and a match on the response model over one on the request model; else NULL with cost_missing_reason.
 --
 -- Token pricing (GenAI conventions: input tokens include cached ones):
 --   cost = ((input - cache_read - cache_creation) * input_price + cache_read * cache_read_price
---           + cache_creation * cache_write_price + output * output_price) / 1e6
--- with a missing cache price falling back to the input price, and missing counts read as 0 (at least one of
--- input/output tokens must be known). Reasoning tokens are part of output tokens and priced with them.
+--           + cache_creation * cache_write_price + (output - reasoning) * output_price
+--           + reasoning * reasoning_price) / 1e6
+-- with a missing cache price falling back to the input price, a missing reasoning price to the output price
+-- (reasoning tokens are part of output tokens), and missing counts read as 0 (at least one of input/output
+-- tokens must be known).
 CREATE OR REPLACE MACRO oa_priced(rid) AS TABLE
 WITH cs AS MATERIALIZED (
     SELECT
@@ -20,7 +23,9 @@ WITH cs AS MATERIALIZED (
     FROM classified_spans_for_run(rid)
 ),
 wanted AS (
-    SELECT DISTINCT price_family, response_key, request_key
+    SELECT DISTINCT
+        CASE WHEN price_family IN (SELECT provider FROM price_table) THEN price_family END AS lookup_family,
+        price_family, response_key, request_key
     FROM cs
     WHERE category = 'provider_call'
 ),
@@ -30,12 +35,13 @@ matched AS (
         p.model_pattern AS price_model_pattern,
         p.provider AS price_provider,
         p.input_usd_per_mtok, p.output_usd_per_mtok, p.cache_read_usd_per_mtok, p.cache_write_usd_per_mtok,
+        p.reasoning_usd_per_mtok,
         p.source AS price_source,
         p.source_date AS price_source_date,
         p.origin AS price_origin
     FROM wanted AS w
     JOIN price_table AS p
-      ON (p.provider = '*' OR w.price_family IS NULL OR p.provider = w.price_family)
+      ON (p.provider = '*' OR w.lookup_family IS NULL OR p.provider = w.lookup_family)
      AND (w.response_key GLOB p.model_pattern OR w.request_key GLOB p.model_pattern)
     QUALIFY row_number() OVER (
         PARTITION BY w.price_family, w.response_key, w.request_key
@@ -61,7 +67,10 @@ costed AS (
                 + coalesce(cs.cache_read_tokens, 0) * coalesce(m.cache_read_usd_per_mtok, m.input_usd_per_mtok)
                 + coalesce(cs.cache_creation_tokens, 0)
                     * coalesce(m.cache_write_usd_per_mtok, m.input_usd_per_mtok)
-                + coalesce(cs.output_tokens, 0) * m.output_usd_per_mtok
+                + greatest(coalesce(cs.output_tokens, 0) - coalesce(cs.reasoning_tokens, 0), 0)
+                    * m.output_usd_per_mtok
+                + least(coalesce(cs.reasoning_tokens, 0), coalesce(cs.output_tokens, 0))
+                    * coalesce(m.reasoning_usd_per_mtok, m.output_usd_per_mtok)
             ) / 1e6
         END AS table_cost_usd
     FROM cs

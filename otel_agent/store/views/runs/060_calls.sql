@@ -22,6 +22,7 @@ SELECT
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN fallback_from_model END AS fallback_from_model,
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN provider END AS fallback_to_provider,
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN request_model END AS fallback_to_model,
+    prompt_name, prompt_version, request_stream, time_to_first_chunk_ms, response_id, conversation_id,
     data_source_id, service_name
 FROM oa_priced(rid)
 WHERE category = 'provider_call' AND NOT nested_call;
@@ -31,13 +32,13 @@ CREATE OR REPLACE VIEW provider_calls AS SELECT * FROM provider_calls_for_run(NU
 CREATE OR REPLACE MACRO tool_invocations_for_run(rid) AS TABLE
 SELECT
     run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention,
-    tool_name, tool_call_id, tool_type, tool_provider,
+    operation, tool_name, tool_call_id, tool_type, tool_provider, skill_name, skill_version,
     start_time, end_time, duration_ms, status_code, is_error, error_type,
     coalesce(retry_count, 0) AS retries,
     cost_usd, cost_source,
     service_name
 FROM oa_priced(rid)
-WHERE category = 'tool_invocation';
+WHERE category = 'tool_invocation' AND NOT nested_call;
 
 CREATE OR REPLACE VIEW tool_invocations AS SELECT * FROM tool_invocations_for_run(NULL);
 
@@ -46,7 +47,7 @@ SELECT
     run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention,
     guard_name, guard_stage AS stage, guard_outcome AS outcome,
     coalesce(guard_outcome = 'blocked', false) AS blocked,
-    guard_reason AS reason, guard_target_id AS target_id,
+    guard_reason AS reason, guard_target_id AS target_id, guard_action AS action,
     start_time AS time, duration_ms, status_code, error_type,
     service_name
 FROM classified_spans_for_run(rid)
@@ -66,3 +67,16 @@ FROM classified_spans_for_run(rid)
 WHERE category = 'verifier_result';
 
 CREATE OR REPLACE VIEW verifier_results AS SELECT * FROM verifier_results_for_run(NULL);
+
+-- Memory operations (GenAI create_memory_store, delete_memory_store, create_memory, search_memory, update_memory,
+-- upsert_memory, delete_memory spans, with gen_ai.memory.*).
+CREATE OR REPLACE MACRO memory_operations_for_run(rid) AS TABLE
+SELECT
+    run_id, step_id, skill_invocation_id, trace_id, span_id, parent_span_id, span_name, convention, operation,
+    memory_store_id AS store_id, memory_record_id AS record_id, memory_record_count AS record_count,
+    start_time, end_time, duration_ms, status_code, is_error, error_type,
+    service_name
+FROM classified_spans_for_run(rid)
+WHERE category = 'memory';
+
+CREATE OR REPLACE VIEW memory_operations AS SELECT * FROM memory_operations_for_run(NULL);

@@ -9,7 +9,7 @@ inside AS (
     SELECT
         run_id, skill_invocation_id,
         count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS provider_calls,
-        count(*) FILTER (WHERE category = 'tool_invocation') AS tool_invocations,
+        count(*) FILTER (WHERE category = 'tool_invocation' AND NOT nested_call) AS tool_invocations,
         count(*) FILTER (WHERE category = 'guard_result' AND guard_outcome = 'blocked') AS guard_blocks,
         CAST(sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)
             AS input_tokens,
@@ -46,11 +46,11 @@ inside AS (
         run_id, step_id,
         count(*) FILTER (WHERE category = 'skill_invocation') AS skill_invocations,
         count(*) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS provider_calls,
-        count(*) FILTER (WHERE category = 'tool_invocation') AS tool_invocations,
+        count(*) FILTER (WHERE category = 'tool_invocation' AND NOT nested_call) AS tool_invocations,
         count(*) FILTER (WHERE category = 'guard_result' AND guard_outcome = 'blocked') AS guard_blocks,
         count(*) FILTER (WHERE category = 'verifier_result' AND verifier_outcome = 'failed')
             AS verifier_failures,
-        count(*) FILTER (WHERE is_error AND NOT nested_call) AS errors,
+        count(*) FILTER (WHERE is_error_origin) AS errors,
         CAST(sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)
             AS input_tokens,
         CAST(sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT)

@@ -1,6 +1,10 @@
--- runs: one row per run. The run span is the run's flow_run span (ours first, then the earliest); a run
--- without one (third-party spans with no agent/workflow root, or one of ours whose flow_run span has not
--- arrived yet) is described by its earliest root span (a span whose parent is not stored).
+-- runs: one row per run. The run-level spans are the run's flow_run spans, ours first, then by start time (some
+-- instrumentations emit two: a GenAI invoke_agent root above a framework workflow span). The run span (id,
+-- trace, times, budget) is the first of them; the name is the first workflow name any of them carries (else the
+-- run span's name); the run is 'error' when any run-level span is in error, with the error type of the first
+-- such span. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
+-- with several roots, or one of ours whose flow_run span has not arrived yet) is described by its earliest root
+-- span (a span whose parent is not stored) and is 'error' when any root is in error.
 CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
 WITH cs AS MATERIALIZED (
     SELECT * FROM oa_priced(rid)
@@ -19,6 +23,24 @@ root_span AS (
     WHERE NOT parent_found
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
 ),
+-- what the run-level spans (else the roots) say between them
+run_level AS (
+    SELECT
+        run_id,
+        bool_or(category = 'flow_run') AS has_run_span,
+        arg_min(workflow_name, (convention <> 'otel_agent', start_time, span_id))
+            FILTER (WHERE category = 'flow_run' AND workflow_name IS NOT NULL) AS run_workflow_name,
+        arg_min(agent_name, (convention <> 'otel_agent', start_time, span_id))
+            FILTER (WHERE category = 'flow_run' AND agent_name IS NOT NULL) AS run_agent_name,
+        bool_or(is_error) FILTER (WHERE category = 'flow_run') AS run_in_error,
+        arg_min(error_type, (convention <> 'otel_agent', start_time, span_id))
+            FILTER (WHERE category = 'flow_run' AND is_error) AS run_error_type,
+        bool_or(is_error) FILTER (WHERE NOT parent_found) AS root_in_error,
+        arg_min(error_type, (start_time, span_id)) FILTER (WHERE NOT parent_found AND is_error) AS root_error_type
+    FROM cs
+    WHERE category = 'flow_run' OR NOT parent_found
+    GROUP BY run_id
+),
 agg AS (
     SELECT
         run_id,
@@ -29,30 +51,37 @@ agg AS (
         bool_or(run_id_source = 'attribute') AS has_run_attribute,
         arg_min(agent_name, start_time) FILTER (WHERE category = 'step' AND agent_name IS NOT NULL)
             AS first_agent,
+        arg_min(agent_name, start_time) FILTER (WHERE agent_name IS NOT NULL) AS any_agent,
+        arg_min(coalesce(conversation_id, session_id), start_time)
+            FILTER (WHERE coalesce(conversation_id, session_id) IS NOT NULL) AS session_id,
         count(*) FILTER (WHERE category = 'step') AS steps,
         count(*) FILTER (WHERE category = 'skill_invocation') AS skill_invocations,
         count(*) FILTER (WHERE is_call) AS provider_calls,
-        count(*) FILTER (WHERE category = 'tool_invocation') AS tool_invocations,
-        count(*) FILTER (WHERE category = 'retrieval') AS retrievals,
+        count(*) FILTER (WHERE category = 'tool_invocation' AND NOT nested_call) AS tool_invocations,
+        count(*) FILTER (WHERE category = 'retrieval' AND NOT nested_call) AS retrievals,
+        count(*) FILTER (WHERE category = 'memory') AS memory_operations,
         count(*) FILTER (WHERE category = 'handoff') AS handoffs,
         count(*) FILTER (WHERE category = 'guard_result') AS guard_checks,
         count(*) FILTER (WHERE category = 'guard_result' AND guard_outcome = 'blocked') AS guard_blocks,
         count(*) FILTER (WHERE category = 'verifier_result') AS verifier_results,
         count(*) FILTER (WHERE category = 'verifier_result' AND verifier_outcome = 'failed') AS verifier_failures,
-        count(*) FILTER (WHERE is_error AND NOT nested_call) AS errors,
+        count(*) FILTER (WHERE is_error_origin) AS errors,
+        count(*) FILTER (WHERE is_error AND NOT nested_call) AS spans_in_error,
         coalesce(CAST(sum(retry_count) FILTER (WHERE is_billed) AS BIGINT), 0) AS retries,
         coalesce(CAST(sum(fallback_count) FILTER (WHERE is_call) AS BIGINT), 0) AS fallbacks,
         CAST(sum(input_tokens) FILTER (WHERE is_call) AS BIGINT) AS input_tokens,
         CAST(sum(output_tokens) FILTER (WHERE is_call) AS BIGINT) AS output_tokens,
         CAST(sum(cache_read_tokens) FILTER (WHERE is_call) AS BIGINT) AS cache_read_tokens,
+        CAST(sum(cache_creation_tokens) FILTER (WHERE is_call) AS BIGINT) AS cache_creation_tokens,
         CAST(sum(reasoning_tokens) FILTER (WHERE is_call) AS BIGINT) AS reasoning_tokens,
         CAST(sum(total_tokens) FILTER (WHERE is_call) AS BIGINT) AS total_tokens,
-        coalesce(sum(cost_usd) FILTER (WHERE is_billed), 0) AS cost_usd,
+        sum(cost_usd) FILTER (WHERE is_billed) AS cost_usd,  -- NULL: nothing of the run has a known cost
         count(*) FILTER (WHERE is_call AND cost_usd IS NULL) AS unpriced_calls,
         quantile_cont(duration_ms, 0.5) FILTER (WHERE is_call) AS provider_p50_ms,
         quantile_cont(duration_ms, 0.95) FILTER (WHERE is_call) AS provider_p95_ms,
         quantile_cont(duration_ms, 0.5) FILTER (WHERE category = 'tool_invocation') AS tool_p50_ms,
-        quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'tool_invocation') AS tool_p95_ms
+        quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'tool_invocation') AS tool_p95_ms,
+        quantile_cont(time_to_first_chunk_ms, 0.5) FILTER (WHERE is_call) AS provider_ttfc_p50_ms
     FROM (
         SELECT
             *,
@@ -67,20 +96,20 @@ joined AS (
         agg.*,
         r.span_id AS run_span_id,
         coalesce(r.trace_id, root.trace_id) AS trace_id,
-        coalesce(r.workflow_name, r.span_name, root.workflow_name, root.span_name) AS workflow_name,
-        coalesce(CASE WHEN r.convention = 'otel_agent' THEN r.agent_name END, agg.first_agent, r.agent_name,
-                 root.agent_name) AS agent_name,
+        coalesce(rl.run_workflow_name, r.span_name, root.workflow_name, root.span_name) AS workflow_name,
+        coalesce(CASE WHEN r.convention = 'otel_agent' THEN r.agent_name END, agg.first_agent, rl.run_agent_name,
+                 root.agent_name, agg.any_agent) AS agent_name,
         coalesce(r.service_name, root.service_name) AS service_name,
         coalesce(r.convention, root.convention) AS convention,
         coalesce(r.start_time, agg.first_start) AS start_time,
         coalesce(r.end_time, agg.last_end) AS end_time,
         CASE
-            WHEN r.span_id IS NOT NULL THEN (CASE WHEN r.is_error THEN 'error' ELSE 'ok' END)
+            WHEN r.span_id IS NOT NULL THEN (CASE WHEN rl.run_in_error THEN 'error' ELSE 'ok' END)
             WHEN agg.has_run_attribute THEN 'incomplete'
-            WHEN root.is_error THEN 'error'
+            WHEN rl.root_in_error THEN 'error'
             ELSE 'ok'
         END AS status,
-        coalesce(r.error_type, CASE WHEN r.span_id IS NULL THEN root.error_type END) AS error_type,
+        CASE WHEN r.span_id IS NOT NULL THEN rl.run_error_type ELSE rl.root_error_type END AS error_type,
         r.budget_max_model_calls, r.budget_max_tool_calls, r.budget_max_cost_usd,
         r.budget_exceeded AS attr_budget_exceeded, r.budget_exceeded_limits AS attr_budget_exceeded_limits,
         list_filter([
@@ -93,16 +122,17 @@ joined AS (
     FROM agg
     LEFT JOIN run_span AS r ON r.run_id = agg.run_id
     LEFT JOIN root_span AS root ON root.run_id = agg.run_id
+    LEFT JOIN run_level AS rl ON rl.run_id = agg.run_id
 )
 SELECT
-    run_id, workflow_name, agent_name, service_name, convention, conventions, trace_id, run_span_id,
+    run_id, workflow_name, agent_name, session_id, service_name, convention, conventions, trace_id, run_span_id,
     start_time, end_time, oa_ms(epoch_ns(end_time) - epoch_ns(start_time)) AS duration_ms,
     status, error_type,
-    steps, skill_invocations, provider_calls, tool_invocations, retrievals, handoffs,
-    guard_checks, guard_blocks, verifier_results, verifier_failures, errors, retries, fallbacks,
-    input_tokens, output_tokens, cache_read_tokens, reasoning_tokens, total_tokens,
+    steps, skill_invocations, provider_calls, tool_invocations, retrievals, memory_operations, handoffs,
+    guard_checks, guard_blocks, verifier_results, verifier_failures, errors, spans_in_error, retries, fallbacks,
+    input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens, total_tokens,
     cost_usd, unpriced_calls,
-    provider_p50_ms, provider_p95_ms, tool_p50_ms, tool_p95_ms,
+    provider_p50_ms, provider_p95_ms, tool_p50_ms, tool_p95_ms, provider_ttfc_p50_ms,
     budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd,
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded, len(computed_limits) > 0) END AS budget_exceeded,
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded_limits, computed_limits) END AS budget_exceeded_limits,
