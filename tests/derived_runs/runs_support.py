@@ -10,6 +10,10 @@ import duckdb
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_agent import DuckDBSpanExporter
+from otel_agent.fold.decode import PROTOBUF, decode_payload
+from otel_agent.fold.redact import Redactor, load_rules
+from otel_agent.ingest.writer import Writer
+from otel_agent.store.database import open_store
 
 RUN_VIEWS = [
     "classified_spans",
@@ -27,6 +31,9 @@ RUN_VIEWS = [
     "tool_usage",
     "run_timeline",
     "run_spans",
+    "memory_operations",
+    "sessions",
+    "evaluations",
 ]
 """The public views of derived model I (docs/views-runs.md)."""
 
@@ -50,3 +57,21 @@ def query(path: Path, sql: str, params: list[Any] | None = None) -> list[dict[st
         return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
     finally:
         con.close()
+
+
+def write_logs(path: Path, records: Sequence[Any]) -> Path:
+    """Append SDK log records (``ReadableLogRecord``) to a store, as the receiver would decode them."""
+    import time
+
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+
+    con = open_store(str(path))
+    writer = Writer(con, max_inflight_bytes=1 << 62)
+    try:
+        payload = encode_logs(list(records)).SerializeToString()
+        batch = decode_payload("logs", PROTOBUF, payload, Redactor(load_rules(None)), None, time.time_ns() // 1000)
+        writer.write(batch)
+    finally:
+        writer.close()
+        con.close()
+    return path

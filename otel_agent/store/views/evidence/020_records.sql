@@ -14,12 +14,36 @@
 
 -- One row per document found on a retrieval span of another convention (parsed at ingest into
 -- parsed_retrieval_documents by retrieval_documents_in, 003_retrieval_documents.sql). A span delivered again
--- with another end time counts once: its earliest copy.
+-- with another end time counts once: its earliest copy. run_id is the run the span belongs to by the rule of
+-- classified_spans (its otel_agent.run.id, else its parent's, else the earliest run id of its trace, else its
+-- trace id), so a run recognised from a third-party trace owns its documents.
 CREATE OR REPLACE VIEW retrieval_documents AS
-SELECT trace_id, span_id, doc_index, origin, document_id, content, score, metadata, url, title, provider,
-       end_time::TIMESTAMP AS retrieved_at, run_id, step_id, service_name, end_time AS recorded_at
-FROM parsed_retrieval_documents
-QUALIFY dense_rank() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1;
+WITH d AS (
+    SELECT *
+    FROM parsed_retrieval_documents
+    QUALIFY dense_rank() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
+),
+trace_runs AS (
+    SELECT trace_id, arg_min(run_id, start_time) AS trace_run_id
+    FROM spans
+    WHERE run_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM d WHERE run_id IS NULL)
+    GROUP BY trace_id
+),
+parent_runs AS (
+    SELECT DISTINCT s.trace_id, s.span_id, p.run_id AS parent_run_id
+    FROM spans AS s
+    JOIN spans AS p ON p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
+    WHERE p.run_id IS NOT NULL
+      AND (s.trace_id, s.span_id) IN (SELECT (trace_id, span_id) FROM d WHERE run_id IS NULL)
+)
+SELECT d.trace_id, d.span_id, d.doc_index, d.origin, d.document_id, d.content, d.score, d.metadata, d.url,
+       d.title, d.provider, d.end_time::TIMESTAMP AS retrieved_at,
+       coalesce(d.run_id, pr.parent_run_id, tr.trace_run_id, d.trace_id) AS run_id,
+       d.step_id, d.service_name, d.end_time AS recorded_at
+FROM d
+LEFT JOIN (SELECT trace_id, span_id, any_value(parent_run_id) AS parent_run_id FROM parent_runs GROUP BY ALL)
+    AS pr ON pr.trace_id = d.trace_id AND pr.span_id = d.span_id
+LEFT JOIN trace_runs AS tr ON tr.trace_id = d.trace_id;
 
 CREATE OR REPLACE VIEW sources AS
 WITH own AS (
