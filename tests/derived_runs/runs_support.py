@@ -34,6 +34,7 @@ RUN_VIEWS = [
     "memory_operations",
     "sessions",
     "evaluations",
+    "call_content",
 ]
 """The public views of derived model I (docs/views-runs.md)."""
 
