@@ -267,3 +267,105 @@ def test_duplicated_spans_change_nothing(tmp_path):
     finally:
         once.close()
         twice.close()
+
+
+# Third-party spans mapped onto transitions (docs/views-evidence.md, "Third-party receipts"): A2A task spans and
+# framework handoff spans, as (span name, seconds after T0, service, attributes, duration, in error).
+A2A_STATE = "a2a.task.state"
+THIRD_PARTY = [
+    # task_1: submitted by the client, worked on, then input required → waiting
+    ("message/send", 0, "client", {"a2a.task.id": "task_1", A2A_STATE: "TASK_STATE_SUBMITTED"}, 0.0, False),
+    ("tasks/working", 4, "server", {"a2a.task.id": "task_1", A2A_STATE: "TASK_STATE_WORKING"}, 0.0, False),
+    ("tasks/input", 30, "server", {"a2a.task.id": "task_1", A2A_STATE: "input-required"}, 0.0, False),
+    # task_2: submitted, never worked on → orphaned after the acknowledgement window
+    ("message/send", 0, "client", {"a2a.task.id": "task_2", A2A_STATE: "submitted"}, 0.0, False),
+    # task_3: worked and completed with no verification → the outcome rule
+    ("message/send", 0, "client", {"a2a.task.id": "task_3", A2A_STATE: "submitted"}, 0.0, False),
+    ("tasks/working", 2, "server", {"a2a.task.id": "task_3", A2A_STATE: "working"}, 0.0, False),
+    ("tasks/done", 50, "server", {"a2a.task.id": "task_3", A2A_STATE: "completed"}, 0.0, False),
+    # task_4: rejected by the server
+    ("message/send", 0, "client", {"a2a.task.id": "task_4", A2A_STATE: "TASK_STATE_REJECTED"}, 0.0, False),
+    # OpenInference handoff span (OpenAI Agents) and an OpenLLMetry one in error
+    ("handoff to weather_agent", 0, "agents", {"openinference.span.kind": "TOOL"}, 1.0, False),
+    ("handoff", 0, "agents", {"traceloop.span.kind": "handoff", "gen_ai.handoff.to_agent": "billing"}, 1.0, True),
+]
+
+
+def _third_party_spans() -> list[dict]:
+    from opentelemetry.proto.trace.v1 import trace_pb2
+
+    from tests.derived_evidence.support import span
+
+    out = []
+    for name, t, svc, attrs, duration, failed in THIRD_PARTY:
+        sp = span(name, attrs, t=t, service=svc, duration_s=duration)
+        sp["status"] = trace_pb2.Status.STATUS_CODE_ERROR if failed else None
+        out.append(sp)
+    return out
+
+
+def _ingest_third_party(s: Store, spans: list[dict]) -> None:
+    req = request(spans)
+    failed = {sp["span_id"] for sp in spans if sp.get("status")}
+    for rs in req.resource_spans:
+        for sp in rs.scope_spans[0].spans:
+            if sp.span_id in failed:
+                sp.status.code = 2  # STATUS_CODE_ERROR
+    s.ingest(req)
+
+
+def test_third_party_spans_answer_receipt_state(tmp_path):
+    s = Store(tmp_path / "third.duckdb")
+    try:
+        _ingest_third_party(s, _third_party_spans())
+        states = {
+            r["operation_id"]: (r["state"], r["waiting_for"], r["source"])
+            for r in s.dicts("SELECT * FROM receipt_state_at(?)", [at(200)])
+        }
+        handoff_ops = sorted(k for k in states if k.startswith("handoff:"))
+        assert len(handoff_ops) == 2
+        assert {k: v for k, v in states.items() if not k.startswith("handoff:")} == {
+            "task_1": ("waiting", "input", "a2a"),
+            "task_2": ("orphaned", None, "a2a"),
+            "task_3": ("waiting", "verification", "a2a"),
+            "task_4": ("outcome_failed", None, "a2a"),
+        }
+        assert sorted(states[k] for k in handoff_ops) == [
+            ("outcome_failed", None, "handoff_span"),
+            ("waiting", "verification", "handoff_span"),
+        ]
+        # completed with no verification: the outcome rule after the verification window
+        later = {r["operation_id"]: r["state"] for r in s.dicts("SELECT * FROM receipt_state_at(?)", [at(3_600)])}
+        assert later["task_3"] == "outcome_failed" and later["task_1"] == "waiting"
+        targets = s.rows(
+            "SELECT target, list_sort(list(transition)) FROM receipt_transitions WHERE source = 'handoff_span' "
+            "GROUP BY target ORDER BY target"
+        )
+        assert targets == [
+            ("billing", ["accepted", "delegated", "outcome_failed"]),
+            ("weather_agent", ["accepted", "completed", "delegated"]),
+        ]
+        why = s.rows("SELECT why FROM receipt_state_at(?) WHERE operation_id = 'task_4'", [at(200)])[0][0]
+        assert "rejected" in why
+    finally:
+        s.close()
+
+
+def test_third_party_receipts_ignore_redelivery_and_order(tmp_path):
+    once = Store(tmp_path / "once.duckdb")
+    twice = Store(tmp_path / "twice.duckdb")
+    try:
+        spans = _third_party_spans()
+        _ingest_third_party(once, spans)
+        _ingest_third_party(twice, list(reversed(spans)))
+        _ingest_third_party(twice, spans)
+        _ingest_third_party(twice, [{**sp, "end": sp["end"] + 1} for sp in spans])
+        for seconds in (1, 121, 3_600):
+            sql = "SELECT * EXCLUDE (evaluated_at) FROM receipt_state_at(?) ORDER BY operation_id"
+            assert once.rows(sql, [at(seconds)]) == twice.rows(sql, [at(seconds)])
+        assert once.rows("SELECT count(*) FROM receipt_transitions") == twice.rows(
+            "SELECT count(*) FROM receipt_transitions"
+        )
+    finally:
+        once.close()
+        twice.close()

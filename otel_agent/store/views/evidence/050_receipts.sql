@@ -12,6 +12,18 @@ CREATE OR REPLACE MACRO receipt_ts(x) AS strftime(x::TIMESTAMP, '%Y-%m-%dT%H:%M:
 -- and nothing filters on parsed values here: DuckDB would evaluate the parse again inside a pushed-down filter.
 -- A span stored twice (same ids, another end time) appears twice: receipt_transitions keeps one, and the state
 -- macros use aggregates a duplicate cannot change (min, max, latest-by-time), apart from counts of spans.
+--
+-- Third-party spans map onto the same transitions (source 'a2a' or 'handoff_span'; ours are 'otel_agent'):
+--   A2A spans with a2a.task.id and a2a.task.state (operation and handoff id = the task id): the task's first
+--     span is its delegation; its first span in a state past submitted its acceptance (a rejection is an
+--     answer too: acknowledged, then failed);
+--     working → progress, input-required / auth-required → waiting (waiting_for 'input' / 'auth'),
+--     completed → completed, failed / canceled / rejected → outcome_failed (reason = the state).
+--   Framework handoff spans (OpenInference TOOL spans named 'handoff to X', OpenLLMetry traceloop.span.kind =
+--     handoff, gen_ai.operation.name handoff / transfer), operation 'handoff:<trace>:<span>': delegated at the
+--     span's start (target = the agent handed to); at its end (in process, the end is the acknowledgement)
+--     accepted and completed, or accepted and outcome_failed when the span is in error. Nothing third-party verifies an outcome: a completed one follows the outcome rule.
+-- One stored span may so give several transitions: a transition is keyed by (trace_id, span_id, transition).
 CREATE OR REPLACE VIEW receipt_transition_spans AS
 WITH parsed AS (
     SELECT json_extract_string(attributes, [
@@ -30,11 +42,95 @@ mapping AS (
     FROM writer_trust
     WHERE trusted
     GROUP BY principal
+),
+-- third-party spans that may map onto transitions: a cheap text test first, then the parse
+third_party AS (
+    SELECT json_extract_string(attributes, [
+               '$."a2a.task.id"', '$."a2a.task.state"', '$."traceloop.span.kind"', '$."openinference.span.kind"',
+               '$."gen_ai.operation.name"', '$."gen_ai.handoff.to_agent"', '$."gen_ai.handoff.from_agent"',
+               '$."otel_agent.record.kind"']) AS t,
+           name, status_code, trace_id, span_id, kind, service_name, principal, received_at, start_time, end_time,
+           attributes
+    FROM spans
+    WHERE contains(attributes, '"a2a.task.state"') OR starts_with(name, 'handoff')
+       OR (contains(attributes, 'handoff') AND (contains(attributes, '"traceloop.span.kind"')
+                                                OR contains(attributes, '"gen_ai.operation.name"')))
+       OR contains(attributes, '"transfer"')
+),
+a2a AS (
+    SELECT t[1] AS task_id,
+           replace(regexp_replace(lower(t[2]), '^task_state_', ''), '_', '-') AS state,
+           * EXCLUDE (t)
+    FROM third_party
+    WHERE t[1] IS NOT NULL AND t[2] IS NOT NULL AND t[8] IS NULL
+),
+a2a_rows AS (
+    SELECT task_id, 'delegated' AS transition, NULL AS reason, NULL AS waiting_for, start_time AS time, *
+               EXCLUDE (task_id, state, start_time)
+    FROM a2a
+    QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY start_time, trace_id, span_id) = 1
+    UNION ALL BY NAME
+    SELECT task_id, 'accepted' AS transition, NULL AS reason, NULL AS waiting_for, start_time AS time, *
+               EXCLUDE (task_id, state, start_time)
+    FROM a2a
+    WHERE state <> 'submitted'
+    QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY start_time, trace_id, span_id) = 1
+    UNION ALL BY NAME
+    SELECT task_id,
+           CASE state
+               WHEN 'working' THEN 'progress'
+               WHEN 'input-required' THEN 'waiting'
+               WHEN 'auth-required' THEN 'waiting'
+               WHEN 'completed' THEN 'completed'
+               ELSE 'outcome_failed'
+           END AS transition,
+           CASE WHEN state IN ('failed', 'canceled', 'rejected') THEN state END AS reason,
+           CASE state WHEN 'input-required' THEN 'input' WHEN 'auth-required' THEN 'auth' END AS waiting_for,
+           start_time AS time,
+           * EXCLUDE (task_id, state, start_time)
+    FROM a2a
+    WHERE state IN ('working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected')
+),
+handoff_spans AS (
+    SELECT 'handoff:' || trace_id || ':' || span_id AS operation_id,
+           coalesce(t[6], CASE WHEN starts_with(name, 'handoff to ') THEN substr(name, 12) END) AS target,
+           * EXCLUDE (t)
+    FROM third_party
+    WHERE t[8] IS NULL AND t[1] IS NULL
+      AND ((upper(t[4]) = 'TOOL' AND starts_with(name, 'handoff to ')) OR lower(t[3]) = 'handoff'
+           OR (t[4] IS NULL AND t[3] IS NULL AND lower(t[5]) IN ('handoff', 'transfer')))
+),
+handoff_rows AS (
+    SELECT operation_id, 'delegated' AS transition, target, NULL AS reason, start_time AS time, *
+               EXCLUDE (operation_id, target, start_time)
+    FROM handoff_spans
+    UNION ALL BY NAME
+    SELECT operation_id, unnest(CASE WHEN status_code = 'ERROR' THEN ['accepted', 'outcome_failed']
+                                     ELSE ['accepted', 'completed'] END) AS transition,
+           target, CASE WHEN status_code = 'ERROR' THEN 'handoff span in error' END AS reason, end_time AS time, *
+               EXCLUDE (operation_id, target, start_time)
+    FROM handoff_spans
+),
+unified AS (
+    SELECT p.a[2] AS operation_id, p.a[3] AS handoff_id, p.a[4] AS transition, p.start_time AS time,
+           p.a[5] AS expected_artifact, p.a[6] AS reason, p.a[7] AS waiting_for, p.a[8] AS target,
+           p.a[9] AS artifact_ref, p.service_name, p.principal, p.trace_id, p.span_id, p.kind, p.received_at,
+           p.end_time, p.attributes, coalesce(p.a[1] = 'receipt_transition', false) AS is_transition,
+           'otel_agent' AS source
+    FROM parsed AS p
+    UNION ALL
+    SELECT task_id, task_id, transition, time, NULL, reason, waiting_for, NULL, NULL, service_name, principal,
+           trace_id, span_id, kind, received_at, end_time, attributes, true, 'a2a'
+    FROM a2a_rows
+    UNION ALL
+    SELECT operation_id, operation_id, transition, time, NULL, reason, NULL, target, NULL, service_name, principal,
+           trace_id, span_id, kind, received_at, end_time, attributes, true, 'handoff_span'
+    FROM handoff_rows
 )
-SELECT p.a[2] AS operation_id,
-       p.a[3] AS handoff_id,
-       p.a[4] AS transition,
-       CASE p.a[4]
+SELECT p.operation_id,
+       p.handoff_id,
+       p.transition,
+       CASE p.transition
            WHEN 'delegated' THEN 0
            WHEN 'accepted' THEN 1
            WHEN 'progress' THEN 2
@@ -43,12 +139,12 @@ SELECT p.a[2] AS operation_id,
            WHEN 'outcome_verified' THEN 4
            WHEN 'outcome_failed' THEN 4
        END AS transition_order,
-       p.start_time AS time,
-       p.a[5] AS expected_artifact,
-       p.a[6] AS reason,
-       p.a[7] AS waiting_for,
-       p.a[8] AS target,
-       p.a[9] AS artifact_ref,
+       p.time,
+       p.expected_artifact,
+       p.reason,
+       p.waiting_for,
+       p.target,
+       p.artifact_ref,
        p.service_name,
        p.principal,
        CASE
@@ -65,18 +161,19 @@ SELECT p.a[2] AS operation_id,
        p.received_at,
        p.end_time,
        p.attributes,
-       coalesce(p.a[1] = 'receipt_transition', false) AS is_transition
-FROM parsed p
+       p.is_transition,
+       p.source
+FROM unified p
 LEFT JOIN mapping m ON m.principal = p.principal;
 
 CREATE OR REPLACE VIEW receipt_transitions AS
 WITH once AS (
     SELECT *
     FROM receipt_transition_spans
-    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time) = 1
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, transition ORDER BY end_time) = 1
 )
 SELECT operation_id, handoff_id, transition, transition_order, time, expected_artifact, reason, waiting_for, target,
-       artifact_ref, service_name, principal, trust,
+       artifact_ref, service_name, principal, trust, source,
        json_extract_string(attributes, '$."otel_agent.run.id"') AS run_id,
        json_extract_string(attributes, '$."otel_agent.step.id"') AS step_id,
        trace_id, span_id, span_kind, received_at
@@ -117,7 +214,8 @@ WITH grouped AS (
            arg_max(reason, (time, reason)) FILTER (WHERE transition = 'outcome_failed') AS failure_reason,
            min(service_name) FILTER (WHERE trust = 'untrusted') AS untrusted_service,
            min(principal) FILTER (WHERE trust = 'untrusted') AS untrusted_principal,
-           min(transition) FILTER (WHERE transition_order IS NULL) AS unrecognised_transition
+           min(transition) FILTER (WHERE transition_order IS NULL) AS unrecognised_transition,
+           CASE WHEN min(source) = max(source) THEN min(source) ELSE 'mixed' END AS source
     FROM receipt_transition_spans
     WHERE time <= CAST(as_of AS TIMESTAMP_NS)
     GROUP BY operation_id, handoff_id, is_transition
@@ -225,6 +323,7 @@ SELECT operation_id,
        untrusted_service IS NOT NULL AS untrusted,
        CASE WHEN untrusted_service IS NOT NULL THEN untrusted_service || ' as principal ' || untrusted_principal END
            AS untrusted_writer,
+       source,
        evaluated_at
 FROM checked;
 
@@ -282,6 +381,7 @@ SELECT o.operation_id,
        c.failed_at,
        o.last_transition_at,
        o.untrusted,
+       c.source,
        c.evaluated_at
 FROM ops o
 JOIN att c ON c.operation_id = o.operation_id AND c.recency = o.current;
