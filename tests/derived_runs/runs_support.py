@@ -35,6 +35,7 @@ RUN_VIEWS = [
     "sessions",
     "evaluations",
     "call_content",
+    "run_rollups",
 ]
 """The public views of derived model I (docs/views-runs.md)."""
 

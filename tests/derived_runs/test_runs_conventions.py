@@ -271,3 +271,52 @@ def test_call_content_from_operation_details(rec: Recorder, tmp_path: Path) -> N
     rows = query(path, "SELECT input_messages, output_messages, content_source FROM call_content ORDER BY start_time")
     assert [(json.loads(r["input_messages"]), r["output_messages"] and json.loads(r["output_messages"]),
              r["content_source"]) for r in rows] == [(messages, answer, "log"), (messages, None, "span")]  # fmt: skip
+
+
+def test_multi_process_rollups(rec: Recorder, tmp_path: Path) -> None:
+    """run_parent delegates to run_remote (a child process continuing the trace under its own run id: a remote
+    parent) and to a third-party trace linked to its step (a span link); run_remote delegates further to a
+    second linked trace. Roll-ups add the delegated work; each delegated run is counted once."""
+    from opentelemetry import context, trace
+    from opentelemetry.trace import Link, NonRecordingSpan
+
+    own = {"otel_agent.run.id": "run_parent"}
+    with rec.span("invoke_workflow parent", **{"gen_ai.operation.name": "invoke_workflow", **own}):
+        with rec.span("step", **{"gen_ai.operation.name": "plan", **own}) as step:
+            handoff_ctx = step.get_span_context()
+            with chat(rec, "gpt-4o", "openai", (100, 10), **own):
+                pass
+    # the child process: the trace context arrives remote, the child names its own run
+    remote = trace.set_span_in_context(NonRecordingSpan(trace.SpanContext(
+        handoff_ctx.trace_id, handoff_ctx.span_id, is_remote=True, trace_flags=handoff_ctx.trace_flags)))  # fmt: skip
+    child = {"otel_agent.run.id": "run_remote"}
+    with rec.tracer.start_as_current_span("invoke_workflow remote", context=remote,
+                                          attributes={"gen_ai.operation.name": "invoke_workflow", **child}) as rs:  # fmt: skip
+        remote_ctx = rs.get_span_context()
+        with chat(rec, "gpt-4o", "openai", (200, 20), **child) as failing:
+            failing.set_status(Status(StatusCode.ERROR, "TimeoutError: slow"))
+    # two third-party traces started for delegated work, linked to the spans that asked for it
+    for ctx, tokens in ((handoff_ctx, (300, 30)), (remote_ctx, (400, 40))):
+        with rec.tracer.start_as_current_span("invoke_agent worker", context=context.Context(), links=[Link(ctx)],
+                                              attributes={"gen_ai.operation.name": "invoke_agent"}):  # fmt: skip
+            with chat(rec, "gpt-4o", "openai", tokens):
+                pass
+    path = rec.store(tmp_path / "rollup.duckdb")
+    rows = query(
+        path,
+        "SELECT run_id, delegated_by_run_id, delegated_runs, provider_calls, rollup_provider_calls, "
+        "rollup_input_tokens, rollup_errors, rollup_cost_usd, cost_usd FROM run_rollups ORDER BY rollup_input_tokens DESC",
+    )
+    worker_a, worker_b = sorted((r["run_id"] for r in rows if r["run_id"] not in ("run_parent", "run_remote")),
+                                key=lambda rid: [x["rollup_input_tokens"] for x in rows if x["run_id"] == rid][0])  # fmt: skip
+    by = {r["run_id"]: r for r in rows}
+    assert {k: tuple(v for n, v in by[k].items() if n not in ("run_id", "rollup_cost_usd", "cost_usd")) for k in by} == {
+        "run_parent": (None, 3, 1, 4, 1000, 1),
+        "run_remote": ("run_parent", 1, 1, 2, 600, 1),
+        worker_a: ("run_parent", 0, 1, 1, 300, 0),
+        worker_b: ("run_remote", 0, 1, 1, 400, 0),
+    }  # fmt: skip
+    assert by["run_parent"]["rollup_cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rows))
+    # a total over runs counts delegated work once: own figures of all runs = rollups of the undelegated ones
+    total = query(path, "SELECT sum(rollup_input_tokens) AS n FROM run_rollups WHERE delegated_by_run_id IS NULL")
+    assert total[0]["n"] == query(path, "SELECT sum(input_tokens) AS n FROM runs")[0]["n"] == 1000
