@@ -67,3 +67,70 @@ def test_shuffled_split_and_duplicated_delivery_gives_the_same_views(
     expected = snapshot(in_order)
     assert expected["runs"] and expected["provider_calls"] and expected["run_timeline"]
     assert snapshot(shuffled) == expected
+
+
+def third_party_spans() -> list[ReadableSpan]:
+    """Third-party spans exercising the fidelity rules: a conversation, 2026 operations, nested duplicates, an
+    error known only from its exception event, a child trace linked to the run (a roll-up)."""
+    from opentelemetry import context
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import Link, Status, StatusCode
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("openinference.instrumentation.tests")
+
+    def chat(tokens: int, **extra: object) -> object:
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "langchain",
+                      "gen_ai.request.model": "gpt-4o-mini-2024-07-18", "gen_ai.usage.input_tokens": tokens,
+                      "gen_ai.usage.output_tokens": 10, **extra}  # fmt: skip
+        return tracer.start_as_current_span("chat", attributes=attributes)
+
+    for n in range(2):
+        root_attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "conv-1"}
+        with tracer.start_as_current_span(f"invoke_agent agent_{n}", attributes=root_attrs) as root:
+            with tracer.start_as_current_span("plan", attributes={"gen_ai.operation.name": "plan"}) as plan:
+                ctx = plan.get_span_context()
+                with chat(100 + n):
+                    pass
+            with tracer.start_as_current_span("outer", attributes={"openinference.span.kind": "RETRIEVER",
+                                              "retrieval.documents.0.document.id": f"doc{n}"}):  # fmt: skip
+                with tracer.start_as_current_span("inner", attributes={"openinference.span.kind": "RETRIEVER"}):
+                    pass
+            with tracer.start_as_current_span("search_memory", attributes={"gen_ai.operation.name": "search_memory",
+                                              "gen_ai.memory.store.id": "m"}):  # fmt: skip
+                pass
+            with tracer.start_as_current_span("execute_tool t", attributes={"gen_ai.operation.name": "execute_tool",
+                                              "gen_ai.tool.name": "t"}) as tool:  # fmt: skip
+                tool.record_exception(KeyError("boom"))
+                tool.set_status(Status(StatusCode.ERROR))
+            root.set_status(Status(StatusCode.ERROR))
+        with tracer.start_as_current_span("invoke_agent worker", context=context.Context(), links=[Link(ctx)],
+                                          attributes={"gen_ai.operation.name": "invoke_agent"}):  # fmt: skip
+            with chat(300):
+                pass
+    provider.shutdown()
+    return list(exporter.get_finished_spans())
+
+
+@pytest.mark.parametrize("seed", [3])
+def test_third_party_views_ignore_order_and_redelivery(make_receiver: Callable[..., Receiver], seed: int) -> None:
+    spans = third_party_spans()
+    in_order = make_receiver()
+    post(in_order, spans)
+    rnd = random.Random(seed)
+    shuffled = make_receiver()
+    order = list(spans)
+    rnd.shuffle(order)
+    for i in range(0, len(order), 3):
+        post(shuffled, order[i : i + 3])
+    post(shuffled, rnd.sample(order, k=len(order) // 2))
+    expected = snapshot(in_order)
+    assert len(expected["sessions"]) == 1 and len(expected["memory_operations"]) == 2
+    assert [r for r in expected["run_rollups"] if r[2]]  # a run with delegated work
+    assert snapshot(shuffled) == expected
+    docs = "SELECT run_id, document_id FROM retrieval_documents ORDER BY ALL"
+    assert rows(shuffled, docs) == rows(in_order, docs) and len(rows(in_order, docs)) == 2

@@ -72,16 +72,16 @@ def test_pydantic_ai(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
             return f"sunny in {city}"
 
         ok = weather.run_sync("Weather in Paris?", conversation_id="conv-weather")
-        truth["ok"] = (ok.output, ok.usage.input_tokens, ok.usage.output_tokens, ok.usage.requests,
-                       ok.usage.tool_calls)  # fmt: skip
+        truth["ok"] = (ok.output, ok.usage.input_tokens, ok.usage.output_tokens, ok.usage.requests, ok.usage.tool_calls)
 
         # 2. a FunctionModel named after a dated OpenAI model (provider 'function': priced by the model alone)
         #    whose tool raises on purpose
         def call_explode(messages: list[Any], info: AgentInfo) -> ModelResponse:
             return ModelResponse(parts=[ToolCallPart("explode", {"x": 1})])
 
-        bad = Agent(FunctionModel(call_explode, model_name="gpt-4o-mini-2024-07-18"), name="bad_agent",
-                    capabilities=instrument)  # fmt: skip
+        bad = Agent(
+            FunctionModel(call_explode, model_name="gpt-4o-mini-2024-07-18"), name="bad_agent", capabilities=instrument
+        )
 
         @bad.tool_plain
         def explode(x: int) -> str:
@@ -95,7 +95,9 @@ def test_pydantic_ai(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
         def answer(messages: list[Any], info: AgentInfo) -> ModelResponse:
             return ModelResponse(parts=[TextPart("done")])
 
-        plain = Agent(FunctionModel(answer, model_name="not-a-priced-model"), name="plain_agent", capabilities=instrument)
+        plain = Agent(
+            FunctionModel(answer, model_name="not-a-priced-model"), name="plain_agent", capabilities=instrument
+        )
         truth["plain"] = plain.run_sync("Hi.", conversation_id="conv-other").usage.input_tokens
 
     spans = traced(body)
@@ -112,11 +114,20 @@ def test_pydantic_ai(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     assert len(runs) == 3
     ok, bad, plain = runs
     assert {k: ok[k] for k in ok if k != "cost_usd"} == {
-        "workflow_name": "invoke_agent weather_agent", "agent_name": "weather_agent", "session_id": "conv-weather",
-        "convention": "gen_ai", "status": "ok", "error_type": None, "provider_calls": requests,
-        "tool_invocations": tool_calls, "input_tokens": input_tokens, "output_tokens": output_tokens,
-        "errors": 0, "spans_in_error": 0, "unpriced_calls": 0,
-    }  # fmt: skip
+        "workflow_name": "invoke_agent weather_agent",
+        "agent_name": "weather_agent",
+        "session_id": "conv-weather",
+        "convention": "gen_ai",
+        "status": "ok",
+        "error_type": None,
+        "provider_calls": requests,
+        "tool_invocations": tool_calls,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "errors": 0,
+        "spans_in_error": 0,
+        "unpriced_calls": 0,
+    }
     calls = query(
         path,
         "SELECT provider, request_model, response_model, input_tokens, output_tokens, cache_read_tokens, cost_usd, "
@@ -127,22 +138,47 @@ def test_pydantic_ai(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
         ("openai", "gpt-4o-mini", "gpt-4o-mini" + DATED_SUFFIX, "gpt-4o-mini")
     ] * 2
     expected_cost = sum(
-        ((c["input_tokens"] - c["cache_read_tokens"]) * 0.15 + c["cache_read_tokens"] * 0.075
-         + c["output_tokens"] * 0.60) / 1e6 for c in calls
-    )  # fmt: skip
+        (
+            (c["input_tokens"] - c["cache_read_tokens"]) * 0.15
+            + c["cache_read_tokens"] * 0.075
+            + c["output_tokens"] * 0.60
+        )
+        / 1e6
+        for c in calls
+    )
     assert ok["cost_usd"] == pytest.approx(expected_cost)
 
     # the failure: ERROR status + exception event only; one origin (the tool), two spans in error
-    assert {k: bad[k] for k in ("agent_name", "status", "error_type", "errors", "spans_in_error", "tool_invocations",
-                                "provider_calls", "unpriced_calls", "session_id")} == {
-        "agent_name": "bad_agent", "status": "error", "error_type": truth["error"], "errors": 1, "spans_in_error": 2,
-        "tool_invocations": 1, "provider_calls": 1, "unpriced_calls": 0, "session_id": "conv-weather",
-    }  # fmt: skip
+    assert {
+        k: bad[k]
+        for k in (
+            "agent_name",
+            "status",
+            "error_type",
+            "errors",
+            "spans_in_error",
+            "tool_invocations",
+            "provider_calls",
+            "unpriced_calls",
+            "session_id",
+        )
+    } == {
+        "agent_name": "bad_agent",
+        "status": "error",
+        "error_type": truth["error"],
+        "errors": 1,
+        "spans_in_error": 2,
+        "tool_invocations": 1,
+        "provider_calls": 1,
+        "unpriced_calls": 0,
+        "session_id": "conv-weather",
+    }
     tools = query(path, "SELECT tool_name, is_error, error_type FROM tool_invocations ORDER BY start_time")
     assert [tuple(t.values()) for t in tools] == [("get_weather", False, None), ("explode", True, "KeyError")]
     bad_call = query(
         path,
-        "SELECT provider, price_model_pattern, cost_source FROM provider_calls WHERE request_model LIKE 'gpt-4o-mini-%'",
+        "SELECT provider, price_model_pattern, cost_source FROM provider_calls "
+        "WHERE request_model LIKE 'gpt-4o-mini-%'",
     )
     # provider 'function' is in no price row: the model alone finds gpt-4o-mini (dated suffix dropped)
     assert [tuple(r.values()) for r in bad_call] == [("function", "gpt-4o-mini", "price_table")]
@@ -228,19 +264,37 @@ def test_langgraph_openinference(tmp_path: Path) -> None:
         "FROM runs ORDER BY start_time",
     )
     assert [tuple(r.values()) for r in runs] == [
-        ("weather_graph", "openinference", "ok", None, 0, 1, 1, seen[0]["input_tokens"], seen[0]["output_tokens"],
-         0, 0, 0, round((30 * 0.15 + 7 * 0.60) / 1e6, 12)),
+        (
+            "weather_graph",
+            "openinference",
+            "ok",
+            None,
+            0,
+            1,
+            1,
+            seen[0]["input_tokens"],
+            seen[0]["output_tokens"],
+            0,
+            0,
+            0,
+            round((30 * 0.15 + 7 * 0.60) / 1e6, 12),
+        ),
         # the tool raised inside node 'ask' inside the graph: three spans in error, one origin; the type from the
         # exception event (the status message holds a traceback)
         ("weather_graph", "openinference", "error", errors[0], 0, 0, 1, None, None, 1, 3, 0, None),
-    ]  # fmt: skip
+    ]
     call = query(path, "SELECT provider, request_model, price_model_pattern FROM provider_calls")
-    # 'fakemini' (the class name, as the instrumentation reports it) is no provider of the price table: the model alone is priced
+    # 'fakemini' (the class name, as the instrumentation reports it) is no provider of the price table: the model
+    # alone is priced
     assert [tuple(c.values()) for c in call] == [("fakemini", "gpt-4o-mini-2024-07-18", "gpt-4o-mini")]
-    failed = query(path, "SELECT span_name, error_type, is_error_origin FROM classified_spans WHERE is_error ORDER BY 1")
+    failed = query(
+        path, "SELECT span_name, error_type, is_error_origin FROM classified_spans WHERE is_error ORDER BY 1"
+    )
     assert [tuple(f.values()) for f in failed] == [
-        ("ask", "ValueError", False), ("get_weather", "ValueError", True), ("weather_graph", "ValueError", False),
-    ]  # fmt: skip
+        ("ask", "ValueError", False),
+        ("get_weather", "ValueError", True),
+        ("weather_graph", "ValueError", False),
+    ]
 
 
 # -- smolagents + OpenInference --------------------------------------------------------------------------------
@@ -267,10 +321,15 @@ def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> No
         instrumentor = SmolagentsInstrumentor()
         instrumentor.instrument(tracer_provider=provider)
         try:
-            model = OpenAIServerModel(model_id="gpt-4o-mini", api_base=fake_openai.base_url, api_key="test-key",
-                                      client_kwargs={"max_retries": 0})  # fmt: skip
-            agent = ToolCallingAgent(tools=[get_weather], model=model, name="weather_agent", max_steps=2,
-                                     verbosity_level=0)  # fmt: skip
+            model = OpenAIServerModel(
+                model_id="gpt-4o-mini",
+                api_base=fake_openai.base_url,
+                api_key="test-key",
+                client_kwargs={"max_retries": 0},
+            )
+            agent = ToolCallingAgent(
+                tools=[get_weather], model=model, name="weather_agent", max_steps=2, verbosity_level=0
+            )
             outcome["answer"] = agent.run("Weather in Paris?")
             outcome["requests"] = len(fake_openai.requests)
             outcome["tool_calls"] = sum(len(getattr(step, "tool_calls", None) or []) for step in agent.memory.steps)
@@ -278,10 +337,12 @@ def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> No
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", 0))
                 closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-            broken = OpenAIServerModel(model_id="gpt-4o-mini", api_base=closed, api_key="test-key",
-                                       client_kwargs={"max_retries": 0})  # fmt: skip
-            failing = ToolCallingAgent(tools=[get_weather], model=broken, name="broken_agent", max_steps=1,
-                                       verbosity_level=0)  # fmt: skip
+            broken = OpenAIServerModel(
+                model_id="gpt-4o-mini", api_base=closed, api_key="test-key", client_kwargs={"max_retries": 0}
+            )
+            failing = ToolCallingAgent(
+                tools=[get_weather], model=broken, name="broken_agent", max_steps=1, verbosity_level=0
+            )
             try:
                 failing.run("Weather in Paris?")
             except Exception as exc:  # noqa: BLE001 - the class is the ground truth
@@ -301,8 +362,12 @@ def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> No
     assert len(runs) == 2
     ok, bad = runs
     assert (ok["workflow_name"], ok["agent_name"], ok["status"], ok["provider_calls"], ok["input_tokens"]) == (
-        "weather_agent.run", "weather_agent", "ok", len(bodies), prompt,
-    )  # fmt: skip
+        "weather_agent.run",
+        "weather_agent",
+        "ok",
+        len(bodies),
+        prompt,
+    )
     assert (ok["tool_invocations"], ok["unpriced_calls"]) == (outcome["tool_calls"], 0) and outcome["tool_calls"] > 0
     # smolagents raises before ending its run span: what is stored of the trace is rooted at 'Step 1', in error
     # (the broken trace of rule 3): the run is in error with the root's exception type, one error origin (the
