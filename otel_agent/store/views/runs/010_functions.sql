@@ -44,7 +44,8 @@ CREATE OR REPLACE MACRO oa_ms(ns) AS ns / 1e6;
 -- exception event: the exception class the message starts with ("KeyError: 'x'", "ValueError('x')"), else the
 -- message itself (at most 128 characters); NULL for an empty message.
 CREATE OR REPLACE MACRO oa_error_type_of_message(m) AS
-    coalesce(oa_text(regexp_extract(m, '^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[(:]', 1)), oa_text(left(trim(m), 128)));
+    -- nullif, not oa_text: each use of a macro argument is expanded again (one regular expression, not two)
+    coalesce(nullif(regexp_extract(m, '^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[(:]', 1), ''), nullif(left(trim(m), 128), ''));
 
 -- gen_ai.guardrail.verdict.type as a guard outcome: a denying verdict is 'blocked', an allowing one 'passed',
 -- anything else is kept as given (lower case). The conventions forbid inferring a verdict: none is invented.

@@ -34,10 +34,10 @@ WITH k AS (
             CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN oa_text(a."traceloop.entity.name") END,
             CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN oa_text(a."graph.node.id") END,
             -- the conventions' span name 'invoke_agent {agent}' / 'create_agent {agent}'; smolagents' '{agent}.run'
-            CASE WHEN lower(a."gen_ai.operation.name") IN ('invoke_agent', 'create_agent')
-                 THEN oa_text(regexp_extract(name, '^(?:invoke_agent|create_agent) (.+)$', 1)) END,
-            CASE WHEN upper(a."openinference.span.kind") = 'AGENT'
-                 THEN oa_text(regexp_extract(name, '^(.+)\.run$', 1)) END
+            CASE WHEN starts_with(name, 'invoke_agent ') OR starts_with(name, 'create_agent ')
+                 THEN oa_text(trim(substr(name, 14))) END,
+            CASE WHEN ends_with(name, '.run') AND upper(a."openinference.span.kind") = 'AGENT'
+                 THEN oa_text(left(name, length(name) - 4)) END
         )) AS agent_name,
         oa_text(lower(coalesce(a."gen_ai.provider.name", a."gen_ai.system", a."llm.provider", a."llm.system")))
             AS provider,
@@ -102,7 +102,7 @@ WITH k AS (
         TRY_CAST(a."gen_ai.response.time_to_first_chunk" AS DOUBLE) * 1000 AS time_to_first_chunk_ms,
         oa_text(a."gen_ai.response.id") AS response_id,
         oa_text(a."a2a.task.id") AS a2a_task_id,
-        oa_text(regexp_replace(lower(a."a2a.task.state"), '^task_state_', '')) AS a2a_task_state,
+        oa_text(replace(lower(a."a2a.task.state"), 'task_state_', '')) AS a2a_task_state,
         oa_text(a."otel_agent.verifier.name") AS attr_verifier_name,
         oa_text(lower(a."otel_agent.verifier.outcome")) AS verifier_outcome,
         TRY_CAST(a."otel_agent.verifier.score" AS DOUBLE) AS verifier_score,
@@ -223,12 +223,6 @@ WITH c AS MATERIALIZED (
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
 ),
--- A span in error with a child in error is not where the failure began: errors are counted at their origin.
-error_parents AS (
-    SELECT DISTINCT trace_id, parent_span_id AS span_id
-    FROM c
-    WHERE (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AND parent_span_id IS NOT NULL
-),
 -- The exception.type of the first `exception` span event of a span in ERROR without error.type (OpenInference,
 -- pydantic-ai, smolagents and others record a failure only so).
 exceptions AS (
@@ -245,21 +239,26 @@ trace_runs AS (
     WHERE own_run_id IS NOT NULL
     GROUP BY trace_id
 ),
--- Usage recorded by provider calls nested in a provider call (a second instrumentation of the same
--- request): it fills what the outer call lacks, since only the outer one is counted.
+-- What the children of a span say, in one pass: usage recorded by provider calls nested in a provider call (a
+-- second instrumentation of the same request) fills what the outer call lacks, since only the outer one is
+-- counted; a span in error with a child in error is not where the failure began (errors count at their origin).
 nested_usage AS (
     SELECT
         trace_id, parent_span_id,
-        any_value(response_model) AS response_model,
-        CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
-        CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
-        CAST(sum(reported_total_tokens) AS BIGINT) AS reported_total_tokens,
-        CAST(sum(cache_read_tokens) AS BIGINT) AS cache_read_tokens,
-        CAST(sum(cache_creation_tokens) AS BIGINT) AS cache_creation_tokens,
-        CAST(sum(reasoning_tokens) AS BIGINT) AS reasoning_tokens,
-        sum(reported_cost_usd) AS reported_cost_usd
+        any_value(response_model) FILTER (WHERE base_category = 'provider_call') AS response_model,
+        CAST(sum(input_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS output_tokens,
+        CAST(sum(reported_total_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT)
+            AS reported_total_tokens,
+        CAST(sum(cache_read_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS cache_read_tokens,
+        CAST(sum(cache_creation_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT)
+            AS cache_creation_tokens,
+        CAST(sum(reasoning_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS reasoning_tokens,
+        sum(reported_cost_usd) FILTER (WHERE base_category = 'provider_call') AS reported_cost_usd,
+        bool_or(status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS has_error_child
     FROM c
-    WHERE base_category = 'provider_call' AND parent_span_id IS NOT NULL
+    WHERE parent_span_id IS NOT NULL
+      AND (base_category = 'provider_call' OR status_code = 'ERROR' OR attr_error_type IS NOT NULL)
     GROUP BY trace_id, parent_span_id
 ),
 j AS (
@@ -288,13 +287,12 @@ j AS (
         p.base_category AS parent_base_category,
         p.own_run_id AS parent_run_id,
         tr.trace_run_id,
-        ep.span_id IS NOT NULL AS has_error_child,
+        coalesce(n.has_error_child, false) AS has_error_child,
         x.exception_type
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
     LEFT JOIN nested_usage AS n ON n.trace_id = c.trace_id AND n.parent_span_id = c.span_id
-    LEFT JOIN error_parents AS ep ON ep.trace_id = c.trace_id AND ep.span_id = c.span_id
     LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
 )
 SELECT

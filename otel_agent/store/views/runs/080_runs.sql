@@ -23,11 +23,14 @@ root_span AS (
     WHERE NOT parent_found
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
 ),
--- what the run-level spans (else the roots) say between them
-run_level AS (
+agg AS (
     SELECT
         run_id,
-        bool_or(category = 'flow_run') AS has_run_span,
+        min(start_time) AS first_start,
+        max(end_time) AS last_end,
+        count(*) AS span_count,
+        list_sort(list(DISTINCT convention)) AS conventions,
+        -- what the run-level spans (else the roots) say between them
         arg_min(workflow_name, (convention <> 'otel_agent', start_time, span_id))
             FILTER (WHERE category = 'flow_run' AND workflow_name IS NOT NULL) AS run_workflow_name,
         arg_min(agent_name, (convention <> 'otel_agent', start_time, span_id))
@@ -36,18 +39,7 @@ run_level AS (
         arg_min(error_type, (convention <> 'otel_agent', start_time, span_id))
             FILTER (WHERE category = 'flow_run' AND is_error) AS run_error_type,
         bool_or(is_error) FILTER (WHERE NOT parent_found) AS root_in_error,
-        arg_min(error_type, (start_time, span_id)) FILTER (WHERE NOT parent_found AND is_error) AS root_error_type
-    FROM cs
-    WHERE category = 'flow_run' OR NOT parent_found
-    GROUP BY run_id
-),
-agg AS (
-    SELECT
-        run_id,
-        min(start_time) AS first_start,
-        max(end_time) AS last_end,
-        count(*) AS span_count,
-        list_sort(list(DISTINCT convention)) AS conventions,
+        arg_min(error_type, (start_time, span_id)) FILTER (WHERE NOT parent_found AND is_error) AS root_error_type,
         bool_or(run_id_source = 'attribute') AS has_run_attribute,
         arg_min(agent_name, start_time) FILTER (WHERE category = 'step' AND agent_name IS NOT NULL)
             AS first_agent,
@@ -96,20 +88,20 @@ joined AS (
         agg.*,
         r.span_id AS run_span_id,
         coalesce(r.trace_id, root.trace_id) AS trace_id,
-        coalesce(rl.run_workflow_name, r.span_name, root.workflow_name, root.span_name) AS workflow_name,
-        coalesce(CASE WHEN r.convention = 'otel_agent' THEN r.agent_name END, agg.first_agent, rl.run_agent_name,
+        coalesce(agg.run_workflow_name, r.span_name, root.workflow_name, root.span_name) AS workflow_name,
+        coalesce(CASE WHEN r.convention = 'otel_agent' THEN r.agent_name END, agg.first_agent, agg.run_agent_name,
                  root.agent_name, agg.any_agent) AS agent_name,
         coalesce(r.service_name, root.service_name) AS service_name,
         coalesce(r.convention, root.convention) AS convention,
         coalesce(r.start_time, agg.first_start) AS start_time,
         coalesce(r.end_time, agg.last_end) AS end_time,
         CASE
-            WHEN r.span_id IS NOT NULL THEN (CASE WHEN rl.run_in_error THEN 'error' ELSE 'ok' END)
+            WHEN r.span_id IS NOT NULL THEN (CASE WHEN agg.run_in_error THEN 'error' ELSE 'ok' END)
             WHEN agg.has_run_attribute THEN 'incomplete'
-            WHEN rl.root_in_error THEN 'error'
+            WHEN agg.root_in_error THEN 'error'
             ELSE 'ok'
         END AS status,
-        CASE WHEN r.span_id IS NOT NULL THEN rl.run_error_type ELSE rl.root_error_type END AS error_type,
+        CASE WHEN r.span_id IS NOT NULL THEN agg.run_error_type ELSE agg.root_error_type END AS error_type,
         r.budget_max_model_calls, r.budget_max_tool_calls, r.budget_max_cost_usd,
         r.budget_exceeded AS attr_budget_exceeded, r.budget_exceeded_limits AS attr_budget_exceeded_limits,
         list_filter([
@@ -122,7 +114,6 @@ joined AS (
     FROM agg
     LEFT JOIN run_span AS r ON r.run_id = agg.run_id
     LEFT JOIN root_span AS root ON root.run_id = agg.run_id
-    LEFT JOIN run_level AS rl ON rl.run_id = agg.run_id
 )
 SELECT
     run_id, workflow_name, agent_name, session_id, service_name, convention, conventions, trace_id, run_span_id,
