@@ -133,10 +133,15 @@ def test_bundle_of_a_run(store, research):
     ids = {k: [x["id"] for x in v] for k, v in bundle.items() if isinstance(v, list)}
     assert ids["claims"] == ["cl_conflicted", "cl_dangling", "cl_supported", "cl_uncited", "cl_weak"]
     assert ids["citations"] == ["cit_1", "cit_2", "cit_3", "cit_4", "cit_5", "cit_g", "cit_oi"]
+    # the OpenInference retriever ran inside run_main's trace: both its documents belong to the run (issue 14,
+    # third-party runs own their records), the uncited one too
     assert ids["evidence"] == sorted(
-        ["ev_a1", "ev_a2", "ev_b1", "ev_far", research.ids["genai_evidence"], research.ids["oi_evidence"]]
-    )
-    assert ids["sources"] == ["doc_g1", "kb_7", "src_a", "src_b", "src_far"]
+        ["ev_a1", "ev_a2", "ev_b1", "ev_far", research.ids["genai_evidence"], research.ids["oi_evidence"],
+         research.ids["oi_evidence_1"]]
+    )  # fmt: skip
+    # the uncited document has no id: its source is named after its span and index
+    oi_source_1 = research.ids["oi_evidence_1"].replace("retrieval:", "doc:")
+    assert ids["sources"] == sorted(["doc_g1", "kb_7", "src_a", "src_b", "src_far", oi_source_1])
     assert ids["conflicts"] == ["conflict_1"]
     assert [(r["targetId"], r["decision"]) for r in bundle["reviews"]] == [
         ("cl_weak", "annotate"),

@@ -454,3 +454,11 @@ def test_multi_process_rollups(rec: Recorder, tmp_path: Path) -> None:
     # a total over runs counts delegated work once: own figures of all runs = rollups of the undelegated ones
     total = query(path, "SELECT sum(rollup_input_tokens) AS n FROM run_rollups WHERE delegated_by_run_id IS NULL")
     assert total[0]["n"] == query(path, "SELECT sum(input_tokens) AS n FROM runs")[0]["n"] == 1000
+
+
+def test_tool_usage_counts_a_nested_tool_once(rec: Recorder, tmp_path: Path) -> None:
+    with rec.span("search_tool", **{"openinference.span.kind": "TOOL", "tool.name": "search"}):
+        with rec.span("search_tool_impl", **{"openinference.span.kind": "TOOL", "tool.name": "search"}):
+            pass
+    path = rec.store(tmp_path / "tool_usage.duckdb")
+    assert [tuple(r.values()) for r in query(path, "SELECT tool_name, calls FROM tool_usage")] == [("search", 1)]

@@ -231,9 +231,10 @@ def test_cost_breakdown(demo_store: Path) -> None:
          ["price_table"]),
         ("search", None, "provider_call", "exa", "search", None, 1, 0.002, 1, 0, ["span"]),
         ("search", None, "tool_invocation", "tavily", None, "web_search", 1, 0.001, 1, 0, ["span"]),
-        ("synthesize", None, "provider_call", "openai", "gpt-4o-mini", None, 1, 0.0, 0, 1, []),
-        ("synthesize", None, "provider_call", "openai", "house-model-7", None, 1, 0.0, 0, 1, []),
-        ("synthesize", None, "tool_invocation", None, None, "python", 1, 0.0, 0, 1, []),
+        # nothing priced in these groups: cost NULL (not 0.0)
+        ("synthesize", None, "provider_call", "openai", "gpt-4o-mini", None, 1, None, 0, 1, []),
+        ("synthesize", None, "provider_call", "openai", "house-model-7", None, 1, None, 0, 1, []),
+        ("synthesize", None, "tool_invocation", None, None, "python", 1, None, 0, 1, []),
         ("verify", None, "provider_call", "anthropic", "claude-3-5-sonnet-20241022", None, 1, 0.003, 1, 0,
          ["price_table"]),
     ]  # fmt: skip

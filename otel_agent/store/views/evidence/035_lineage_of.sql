@@ -38,9 +38,29 @@ found AS MATERIALIZED (
       AND record_kind IN ('claim', 'citation', 'evidence_item', 'source', 'conflict')
 ),
 -- 2. the documents of other conventions' retrieval spans at those end times (their evidence and sources)
-documents AS MATERIALIZED (
+documents_found AS MATERIALIZED (
     SELECT * FROM parsed_retrieval_documents
     WHERE end_time IN (SELECT end_time FROM keys_found WHERE kind = 'retrieval')
+),
+-- their run as in the retrieval_documents view (020_records.sql): the span's run id, else its parent's, else the
+-- earliest of its trace, else its trace id (spans are read only for documents without a run id)
+documents AS MATERIALIZED (
+    SELECT d.* REPLACE (coalesce(d.run_id, pr.parent_run_id, tr.trace_run_id, d.trace_id) AS run_id)
+    FROM documents_found AS d
+    LEFT JOIN (
+        SELECT s.trace_id, s.span_id, any_value(p.run_id) AS parent_run_id
+        FROM spans AS s
+        JOIN spans AS p ON p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
+        WHERE p.run_id IS NOT NULL
+          AND (s.trace_id, s.span_id) IN (SELECT (trace_id, span_id) FROM documents_found WHERE run_id IS NULL)
+        GROUP BY ALL
+    ) AS pr ON pr.trace_id = d.trace_id AND pr.span_id = d.span_id
+    LEFT JOIN (
+        SELECT trace_id, arg_min(run_id, start_time) AS trace_run_id
+        FROM spans
+        WHERE run_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM documents_found WHERE run_id IS NULL)
+        GROUP BY trace_id
+    ) AS tr ON tr.trace_id = d.trace_id
 ),
 -- 3. the claim's citations, the evidence they cite, its sources: each the earliest copy of its id
 ci AS MATERIALIZED (

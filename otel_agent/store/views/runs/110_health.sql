@@ -157,15 +157,23 @@ SELECT
     max(start_time) AS last_call_at
 FROM (
     WITH n AS MATERIALIZED (
-        SELECT trace_id, span_id, end_time, received_at, base_category, coalesce(attr_tool_name, name) AS tool_name,
+        SELECT trace_id, span_id, parent_span_id, end_time, received_at, base_category,
+               coalesce(attr_tool_name, name) AS tool_name,
                tool_provider, start_time, oa_ms(duration_ns) AS duration_ms,
                (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error, retry_count, reported_cost_usd
         FROM oa_normalised_all(NULL)
+    ),
+    t AS MATERIALIZED (
+        SELECT *
+        FROM n
+        WHERE base_category = 'tool_invocation'
+        QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
     )
-    SELECT tool_name, tool_provider, start_time, duration_ms, is_error, retry_count, reported_cost_usd
-    FROM n
-    WHERE base_category = 'tool_invocation' AND oa_in_window(start_time, t0, t1)
-    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+    -- as in tool_invocations: a tool span directly inside a tool span is the same invocation recorded twice
+    SELECT c.tool_name, c.tool_provider, c.start_time, c.duration_ms, c.is_error, c.retry_count, c.reported_cost_usd
+    FROM t AS c
+    ANTI JOIN t AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
+    WHERE oa_in_window(c.start_time, t0, t1)
 )
 GROUP BY tool_name, tool_provider;
 
