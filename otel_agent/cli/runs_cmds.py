@@ -99,8 +99,9 @@ def _status(row: dict[str, Any]) -> str:
     if not row.get("is_error"):
         return ""
     error_type = row.get("error_type")
-    error_type = None if error_type == "_OTHER" else error_type
     message = row.get("status_message") or ""
+    # _OTHER is a placeholder; an error type equal to the message was read from it (docs/views-runs.md, "Errors")
+    error_type = None if error_type in ("_OTHER", message) else error_type
     text = "ERROR"
     if error_type and not message.startswith(error_type):
         text += f" {_text(error_type, 40)}"

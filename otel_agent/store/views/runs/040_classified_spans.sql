@@ -8,7 +8,9 @@
 -- span whose step is known (our spans carry their run and step, so a store of our spans walks little).
 -- classified_spans_for_run(rid) computes the same rows for one run only (fast: it reads only the traces
 -- of that run); classified_spans_for_run(NULL) is the whole view.
-CREATE OR REPLACE MACRO classified_spans_for_run(rid) AS TABLE
+-- oa_classified_spans_for_run(rid): the same rows with the seldom-read 2026 attributes as one struct column
+-- (genai_ext), what the internal layers read.
+CREATE OR REPLACE MACRO oa_classified_spans_for_run(rid) AS TABLE
 WITH RECURSIVE
 c AS MATERIALIZED (
     SELECT * FROM oa_classified(rid)
@@ -74,5 +76,8 @@ FROM c
 JOIN placed AS pl ON pl.trace_id = c.trace_id AND pl.span_id = c.span_id
 LEFT JOIN step_parents AS sp ON sp.trace_id = c.trace_id AND sp.span_id = c.span_id
 WHERE rid IS NULL OR c.run_id = rid;
+
+CREATE OR REPLACE MACRO classified_spans_for_run(rid) AS TABLE
+SELECT * EXCLUDE (genai_ext), genai_ext.* FROM oa_classified_spans_for_run(rid);
 
 CREATE OR REPLACE VIEW classified_spans AS SELECT * FROM classified_spans_for_run(NULL);

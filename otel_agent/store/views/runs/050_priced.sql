@@ -20,7 +20,7 @@ WITH cs AS MATERIALIZED (
         oa_price_provider(provider) AS price_family,
         oa_model_key(response_model) AS response_key,
         oa_model_key(request_model) AS request_key
-    FROM classified_spans_for_run(rid)
+    FROM oa_classified_spans_for_run(rid)
 ),
 wanted AS (
     SELECT DISTINCT

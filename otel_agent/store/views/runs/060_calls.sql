@@ -22,7 +22,8 @@ SELECT
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN fallback_from_model END AS fallback_from_model,
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN provider END AS fallback_to_provider,
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN request_model END AS fallback_to_model,
-    prompt_name, prompt_version, request_stream, time_to_first_chunk_ms, response_id, conversation_id,
+    genai_ext.prompt_name, genai_ext.prompt_version, genai_ext.request_stream, genai_ext.time_to_first_chunk_ms,
+    genai_ext.response_id, conversation_id,
     data_source_id, service_name
 FROM oa_priced(rid)
 WHERE category = 'provider_call' AND NOT nested_call;

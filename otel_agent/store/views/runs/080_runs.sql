@@ -73,7 +73,7 @@ agg AS (
         quantile_cont(duration_ms, 0.95) FILTER (WHERE is_call) AS provider_p95_ms,
         quantile_cont(duration_ms, 0.5) FILTER (WHERE category = 'tool_invocation') AS tool_p50_ms,
         quantile_cont(duration_ms, 0.95) FILTER (WHERE category = 'tool_invocation') AS tool_p95_ms,
-        quantile_cont(time_to_first_chunk_ms, 0.5) FILTER (WHERE is_call) AS provider_ttfc_p50_ms
+        quantile_cont(genai_ext.time_to_first_chunk_ms, 0.5) FILTER (WHERE is_call) AS provider_ttfc_p50_ms
     FROM (
         SELECT
             *,
