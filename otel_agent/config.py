@@ -68,7 +68,9 @@ SETTINGS: tuple[Setting, ...] = (
         True,
     ),
     Setting("query_max_rows", 10_000, int, "Row cap of the read-only query API."),
-    Setting("query_timeout_s", 10.0, float, "Time limit in seconds of the read-only query API."),
+    Setting("query_max_bytes", 8 * MiB, int, "Byte cap (Arrow size) of a query API result; fetching stops there."),
+    Setting("query_timeout_s", 10.0, float, "Time limit in seconds of the read-only query API, from admission."),
+    Setting("query_workers", 2, int, "Queries run at once (4x as many may wait; beyond: 429 / RESOURCE_EXHAUSTED)."),
     # the default of store.database.DEFAULT_CHECKPOINT_THRESHOLD (why 32MB: see there)
     Setting("checkpoint_threshold", "32MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
@@ -144,7 +146,9 @@ class ReceiverConfig:
     redaction_rules: str | None = None
     no_default_redaction: bool = False
     query_max_rows: int = BY_NAME["query_max_rows"].default
+    query_max_bytes: int = BY_NAME["query_max_bytes"].default
     query_timeout_s: float = BY_NAME["query_timeout_s"].default
+    query_workers: int = BY_NAME["query_workers"].default
     checkpoint_threshold: str = BY_NAME["checkpoint_threshold"].default
     memory_limit: str = BY_NAME["memory_limit"].default
     log_level: str = BY_NAME["log_level"].default
@@ -168,7 +172,7 @@ class ReceiverConfig:
             raise ConfigError(f"log_level {self.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
         for name in ("grpc_endpoint", "http_endpoint"):
             parse_endpoint(name, getattr(self, name))
-        for name in ("max_message_bytes", "queue_max_bytes", "batch_max_items"):
+        for name in ("max_message_bytes", "queue_max_bytes", "batch_max_items", "query_max_bytes", "query_workers"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
         if self.decode_workers < 0:

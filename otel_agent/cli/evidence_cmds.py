@@ -27,29 +27,10 @@ from otel_agent.config import DEFAULT_DB
 from otel_agent.server.review_targets import KIND_ALIASES, all_decisions, kinds_accepting
 
 
-def _post(url: str, path: str, body: dict[str, Any], token: str | None) -> dict[str, Any]:
-    """POST a protobuf-JSON body to the receiver's API; the answer as a dict, errors as exceptions."""
-    import requests
+def _client(url: str, token: str | None) -> Any:
+    from otel_agent.query.api_client import ReceiverClient
 
-    from otel_agent.errors import NotFoundError, OtelAgentError
-    from otel_agent.query.client import ReceiverUnreachableError
-
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    try:
-        resp = requests.post(url.rstrip("/") + path, data=json.dumps(body), headers=headers, timeout=60)
-    except requests.RequestException as exc:
-        raise ReceiverUnreachableError(f"receiver {url} did not answer: {exc}") from exc
-    try:
-        doc = resp.json() if resp.content else {}
-    except ValueError:
-        doc = {"message": resp.text}
-    if resp.status_code == 404:
-        raise NotFoundError(doc.get("message", resp.text))
-    if resp.status_code != 200:
-        raise OtelAgentError(f"receiver answered {resp.status_code}: {doc.get('message', resp.text)}")
-    return doc
+    return ReceiverClient(url, token, timeout_s=60)
 
 
 def _write_file(db: str, fn: Any) -> Any:
@@ -91,28 +72,29 @@ def submit_review(
     reason: str | None,
 ) -> dict[str, Any]:
     """Record one review where the data is; returns the stored review (snake_case keys)."""
+    from otel_agent.api.v1 import review_pb2
     from otel_agent.query.client import live_receiver
     from otel_agent.server.review_service import write_review
 
     url = receiver or live_receiver(db)
     if url:
-        doc = _post(
-            url,
-            "/v1/review",
-            {"targetKind": kind, "targetId": target_id, "decision": decision, "reviewer": reviewer, "reason": reason},
-            token,
+        client = _client(url, token)
+        doc = client.review(
+            review_pb2.ReviewRequest(
+                target_kind=kind, target_id=target_id, decision=decision, reviewer=reviewer, reason=reason or ""
+            )
         )
         return {
-            "review_id": doc.get("reviewId"),
-            "target_kind": doc.get("targetKind"),
-            "target_id": doc.get("targetId"),
-            "decision": doc.get("decision"),
-            "reviewer": doc.get("reviewer"),
-            "reason": doc.get("reason") or None,
-            "reviewed_at": doc.get("reviewedAt"),
-            "principal": doc.get("principal") or None,
-            "target_snapshot_json": doc.get("targetSnapshotJson"),
-            "via": url,
+            "review_id": doc.review_id,
+            "target_kind": doc.target_kind,
+            "target_id": doc.target_id,
+            "decision": doc.decision,
+            "reviewer": doc.reviewer,
+            "reason": doc.reason or None,
+            "reviewed_at": doc.reviewed_at,
+            "principal": doc.principal or None,
+            "target_snapshot_json": doc.target_snapshot_json,
+            "via": client.url,
         }
     record = _write_file(db, lambda con: write_review(con, kind, target_id, decision, reviewer, reason))
     return {**record.as_dict(), "via": db}
@@ -194,21 +176,23 @@ def trust(
     trusted exactly for the services granted (the latest grant or revocation of each pair counts). Receipt
     transitions from untrusted writers are kept and make their operation 'uncertain'.
     """
+    from otel_agent.api.v1 import review_pb2
     from otel_agent.query.client import live_receiver
     from otel_agent.server.review_service import write_trust
 
     db = db or DEFAULT_DB
     url = receiver or live_receiver(db)
     if url:
-        body = {
-            "principal": principal,
-            "serviceName": service_name,
-            "trusted": not revoke,
-            "changedBy": changed_by,
-            "reason": reason,
-        }
-        doc = _post(url, "/v1/writer_trust", body, token)
-        change_id, changed_at = doc.get("changeId"), doc.get("changedAt")
+        doc = _client(url, token).set_writer_trust(
+            review_pb2.WriterTrustRequest(
+                principal=principal,
+                service_name=service_name,
+                trusted=not revoke,
+                changed_by=changed_by,
+                reason=reason or "",
+            )
+        )
+        change_id, changed_at = doc.change_id, doc.changed_at
     else:
         change = _write_file(db, lambda con: write_trust(con, principal, service_name, not revoke, changed_by, reason))
         change_id, changed_at = change.change_id, change.changed_at

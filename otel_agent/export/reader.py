@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_agent.errors import OtelAgentError
 from otel_agent.query.client import run_sql
 
 PAGE_ROWS = 5_000
@@ -37,9 +38,14 @@ class Reader:
             self.queries.append(paged)
             result = run_sql(paged, self.dbs, receiver=self.receiver, token=self.token, params=params, max_rows=page)
             out.extend(json.loads(r[0]) for r in result.rows)
-            if len(result.rows) < page or (limit is not None and len(out) >= limit):
+            if result.truncated_by == "bytes" and not result.rows:
+                raise OtelAgentError(f"one row is larger than the receiver's byte cap: {result.truncated_reason}")
+            # A page cut at the receiver's byte cap is not the end: the next page starts after its last row.
+            if (len(result.rows) < page and result.truncated_by != "bytes") or (
+                limit is not None and len(out) >= limit
+            ):
                 return out
-            offset += page
+            offset += len(result.rows)
 
     def one(self, sql: str, params: list[Any] | None = None, *, order_by: str) -> dict[str, Any] | None:
         found = self.rows(sql, params, order_by=order_by, limit=1)

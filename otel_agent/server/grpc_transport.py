@@ -19,10 +19,10 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from otel_agent.api.v1 import query_pb2, query_pb2_grpc, review_pb2, review_pb2_grpc
 from otel_agent.errors import OtelAgentError, log_error_reply, status_for
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.decode import PROTOBUF
+from otel_agent.server.api import ApiMethod, api_methods, parse_request
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
 from otel_agent.server.review_service import ReviewService
@@ -106,37 +106,19 @@ def _otlp_handler(signal: str, pipeline: IngestPipeline) -> grpc.RpcMethodHandle
     return grpc.unary_unary_rpc_method_handler(export, request_deserializer=None, response_serializer=None)
 
 
-class _QueryServicer(query_pb2_grpc.QueryServiceServicer):
-    def __init__(self, service: QueryService) -> None:
-        self.service = service
+def _api_handler(method: ApiMethod) -> grpc.RpcMethodHandler:
+    """Bytes in, bytes out: the body is parsed by ``parse_request`` (garbage is INVALID_ARGUMENT, not the
+    INTERNAL a generated deserializer's failure gives), and the call runs on the API's own pool."""
 
-    def Query(self, request: query_pb2.QueryRequest, context: grpc.ServicerContext) -> query_pb2.QueryResponse:  # noqa: N802
+    def handle(payload: bytes, context: grpc.ServicerContext) -> bytes:
         try:
-            return self.service.query(request, _authorization(context))
+            request = parse_request(method.request_cls, PROTOBUF, payload)
+            return method.submit(request, _authorization(context), lambda m: m.SerializeToString()).result()
         except Exception as exc:
-            _abort(context, exc)
-            raise
+            _abort(context, exc, f"gRPC {method.service}/{method.name}")
+            raise  # unreachable: abort raises
 
-
-class _ReviewServicer(review_pb2_grpc.ReviewServiceServicer):
-    def __init__(self, service: ReviewService) -> None:
-        self.service = service
-
-    def Review(self, request: review_pb2.ReviewRequest, context: grpc.ServicerContext) -> review_pb2.ReviewResponse:  # noqa: N802
-        try:
-            return self.service.review(request, _authorization(context))
-        except Exception as exc:
-            _abort(context, exc)
-            raise
-
-    def SetWriterTrust(  # noqa: N802
-        self, request: review_pb2.WriterTrustRequest, context: grpc.ServicerContext
-    ) -> review_pb2.WriterTrustResponse:
-        try:
-            return self.service.set_writer_trust(request, _authorization(context))
-        except Exception as exc:
-            _abort(context, exc)
-            raise
+    return grpc.unary_unary_rpc_method_handler(handle, request_deserializer=None, response_serializer=None)
 
 
 def build_grpc_server(
@@ -162,10 +144,11 @@ def build_grpc_server(
         grpc.method_handlers_generic_handler(service, {"Export": _otlp_handler(signal, pipeline)})
         for signal, (service, _, _) in OTLP_SERVICES.items()
     ]
+    api: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+    for method in api_methods(query, review):
+        api.setdefault(method.service, {})[method.name] = _api_handler(method)
+    handlers += [grpc.method_handlers_generic_handler(service, methods) for service, methods in api.items()]
     server.add_generic_rpc_handlers(handlers)
-    query_pb2_grpc.add_QueryServiceServicer_to_server(_QueryServicer(query), server)
-    if review is not None:
-        review_pb2_grpc.add_ReviewServiceServicer_to_server(_ReviewServicer(review), server)
     try:
         port = server.add_insecure_port(endpoint)
     except RuntimeError as exc:  # grpc reports a failed bind as RuntimeError

@@ -7,6 +7,7 @@ request's encoding; 429/503 carry ``Retry-After``.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import logging
 import math
@@ -16,8 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import uvicorn
-from google.protobuf import json_format
-from google.protobuf.message import DecodeError, Message
+from google.protobuf.message import Message
 from google.rpc import status_pb2
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -25,10 +25,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from otel_agent.api.v1 import query_pb2, review_pb2
-from otel_agent.errors import InvalidPayloadError, OtelAgentError, log_error_reply, status_for
+from otel_agent.errors import OtelAgentError, log_error_reply, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
+from otel_agent.server.api import ApiMethod, api_methods, parse_request
 from otel_agent.server.grpc_transport import export_response, retry_delay_s
 from otel_agent.server.http_body import MEDIA_TYPE, body_format, read_body
 from otel_agent.server.pipeline import IngestPipeline
@@ -39,7 +39,14 @@ log = logging.getLogger(__name__)
 
 
 def _encode(message: Message, fmt: str, request: Request, status: int = 200) -> Response:
-    body = response_json(message) if fmt == JSON else message.SerializeToString()
+    return _reply(_serialize(message, fmt), fmt, request, status)
+
+
+def _serialize(message: Message, fmt: str) -> bytes:
+    return response_json(message) if fmt == JSON else message.SerializeToString()
+
+
+def _reply(body: bytes, fmt: str, request: Request, status: int = 200) -> Response:
     headers: dict[str, str] = {}
     if request.headers.get("content-encoding", "").lower() == "gzip" and "gzip" in request.headers.get(
         "accept-encoding", ""
@@ -90,24 +97,21 @@ def build_app(
 
         return endpoint
 
-    def api_endpoint(message_cls: Any, call: Callable[[Any, str | None], Message]) -> Callable[[Request], Any]:
+    def api_endpoint(method: ApiMethod) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             fmt = _reply_format(request)
             try:
                 fmt = body_format(request)
+                pipeline.auth.authenticate(request.headers.get("authorization"), method.role)  # before the body
                 payload = await read_body(request, max_body_bytes)
-                message = message_cls()
-                try:
-                    if fmt == JSON:
-                        json_format.Parse(payload, message, ignore_unknown_fields=True)
-                    else:
-                        message.ParseFromString(payload)
-                except (json_format.ParseError, DecodeError, ValueError) as exc:
-                    raise InvalidPayloadError(f"invalid {message_cls.DESCRIPTOR.name}: {exc}") from exc
-                response = await run_in_threadpool(call, message, request.headers.get("authorization"))
+                message = parse_request(method.request_cls, fmt, payload)
+                # Runs (and encodes) on the API's own pool: no thread of the HTTP server is held meanwhile.
+                body = await asyncio.wrap_future(
+                    method.submit(message, request.headers.get("authorization"), lambda m: _serialize(m, fmt))
+                )
             except Exception as exc:
                 return error_response(exc, fmt, request)
-            return _encode(response, fmt, request)
+            return _reply(body, fmt, request)
 
         return endpoint
 
@@ -131,19 +135,8 @@ def build_app(
     routes = [
         Route(f"/v1/{signal}", otlp_endpoint(signal), methods=["POST"]) for signal in ("traces", "logs", "metrics")
     ]
-    routes += [
-        Route("/v1/query", api_endpoint(query_pb2.QueryRequest, query.query), methods=["POST"]),
-        Route("/healthz", healthz, methods=["GET"]),
-    ]
-    if review is not None:
-        routes += [
-            Route("/v1/review", api_endpoint(review_pb2.ReviewRequest, review.review), methods=["POST"]),
-            Route(
-                "/v1/writer_trust",
-                api_endpoint(review_pb2.WriterTrustRequest, review.set_writer_trust),
-                methods=["POST"],
-            ),
-        ]
+    routes += [Route(m.http_path, api_endpoint(m), methods=["POST"]) for m in api_methods(query, review)]
+    routes += [Route("/healthz", healthz, methods=["GET"])]
     routes += extra_routes or []
     return Starlette(routes=routes)
 

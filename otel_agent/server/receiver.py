@@ -116,7 +116,16 @@ class Receiver:
         )
         self.decoder = make_decoder(rules, config.decode_workers)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
-        self.query = QueryService(self.con, self.auth, max_rows=config.query_max_rows, timeout_s=config.query_timeout_s)
+        self.query = QueryService(
+            self.con,
+            self.auth,
+            max_rows=config.query_max_rows,
+            timeout_s=config.query_timeout_s,
+            max_bytes=config.query_max_bytes,
+            workers=config.query_workers,
+            max_message_bytes=config.max_message_bytes,
+            db_path=config.db,
+        )
         self.review = ReviewService(self.writer, self.auth)
         self.grpc_server = None
         self.http_server: HttpServer | None = None
@@ -211,6 +220,8 @@ class Receiver:
         console = getattr(self, "console", None)
         if console is not None:
             console.close()
+        self.query.close()
+        self.review.close()
         self.writer.close()
         self.decoder.close()
         try:

@@ -89,7 +89,9 @@ def prepare_review(
     target = _text(target_id, "target id", required=True)
     verdict = (decision or "").strip().lower()
     if verdict not in decisions_for(kind):
-        raise InvalidPayloadError(f"a {kind} review decision is one of {list(decisions_for(kind))}, not {decision!r}")
+        raise InvalidPayloadError(
+            f"a {kind} review decision is one of {list(decisions_for(kind))}, not {(decision or '')[:64]!r}"
+        )
     who = _text(reviewer, "reviewer", required=True)
     why = _text(reason, "reason", required=False)
     copy = snapshot(con, kind, target)  # type: ignore[arg-type]
@@ -172,11 +174,28 @@ def write_trust(
 
 
 class ReviewService:
-    """The ReviewService of review.proto over the receiver's writer, independent of transport."""
+    """The ReviewService of review.proto over the receiver's writer, independent of transport.
 
-    def __init__(self, writer: Any, auth: Any) -> None:
+    Calls run on a small bounded pool of their own (``submit_*``), like queries: a review's lookup reads the
+    derived views, and must not hold a thread that ingestion needs."""
+
+    def __init__(self, writer: Any, auth: Any, workers: int = 2) -> None:
+        from otel_agent.server.api import BoundedPool
+
         self.writer = writer
         self.auth = auth
+        self.pool = BoundedPool("review", workers, waiting=workers * 4)
+
+    def submit_review(self, request: Any, authorization: str | None, encode: Any = lambda m: m) -> Any:
+        self.auth.authenticate(authorization, "review")
+        return self.pool.submit(lambda: encode(self.review(request, authorization)))
+
+    def submit_writer_trust(self, request: Any, authorization: str | None, encode: Any = lambda m: m) -> Any:
+        self.auth.authenticate(authorization, "review")
+        return self.pool.submit(lambda: encode(self.set_writer_trust(request, authorization)))
+
+    def close(self) -> None:
+        self.pool.shutdown()
 
     def review(self, request: Any, authorization: str | None) -> Any:
         from otel_agent.api.v1 import review_pb2

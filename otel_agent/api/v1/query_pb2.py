@@ -25,21 +25,25 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dotel_agent/api/v1/query.proto\x12\x11otel_agent.api.v1\x1a\x1cgoogle/protobuf/struct.proto\"i\n\x0cQueryRequest\x12\x0b\n\x03sql\x18\x01 \x01(\t\x12&\n\x06params\x18\x02 \x03(\x0b\x32\x16.google.protobuf.Value\x12\x10\n\x08max_rows\x18\x03 \x01(\r\x12\x12\n\ntimeout_ms\x18\x04 \x01(\r\"$\n\x06\x43olumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\"-\n\x03Row\x12&\n\x06values\x18\x01 \x03(\x0b\x32\x16.google.protobuf.Value\"t\n\rQueryResponse\x12*\n\x07\x63olumns\x18\x01 \x03(\x0b\x32\x19.otel_agent.api.v1.Column\x12$\n\x04rows\x18\x02 \x03(\x0b\x32\x16.otel_agent.api.v1.Row\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x32Z\n\x0cQueryService\x12J\n\x05Query\x12\x1f.otel_agent.api.v1.QueryRequest\x1a .otel_agent.api.v1.QueryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dotel_agent/api/v1/query.proto\x12\x11otel_agent.api.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xad\x01\n\x0cQueryRequest\x12\x0b\n\x03sql\x18\x01 \x01(\t\x12&\n\x06params\x18\x02 \x03(\x0b\x32\x16.google.protobuf.Value\x12\x10\n\x08max_rows\x18\x03 \x01(\r\x12\x12\n\ntimeout_ms\x18\x04 \x01(\r\x12/\n\x06\x66ormat\x18\x05 \x01(\x0e\x32\x1f.otel_agent.api.v1.ResultFormat\x12\x11\n\tmax_bytes\x18\x06 \x01(\x04\"$\n\x06\x43olumn\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04type\x18\x02 \x01(\t\"-\n\x03Row\x12&\n\x06values\x18\x01 \x03(\x0b\x32\x16.google.protobuf.Value\"\xd6\x01\n\rQueryResponse\x12*\n\x07\x63olumns\x18\x01 \x03(\x0b\x32\x19.otel_agent.api.v1.Column\x12$\n\x04rows\x18\x02 \x03(\x0b\x32\x16.otel_agent.api.v1.Row\x12\x11\n\ttruncated\x18\x03 \x01(\x08\x12\x33\n\x0ctruncated_by\x18\x04 \x01(\x0e\x32\x1d.otel_agent.api.v1.Truncation\x12\x18\n\x10truncated_reason\x18\x05 \x01(\t\x12\x11\n\tarrow_ipc\x18\x06 \x01(\x0c*C\n\x0cResultFormat\x12\x16\n\x12RESULT_FORMAT_ROWS\x10\x00\x12\x1b\n\x17RESULT_FORMAT_ARROW_IPC\x10\x01*L\n\nTruncation\x12\x13\n\x0fTRUNCATION_NONE\x10\x00\x12\x13\n\x0fTRUNCATION_ROWS\x10\x01\x12\x14\n\x10TRUNCATION_BYTES\x10\x02\x32Z\n\x0cQueryService\x12J\n\x05Query\x12\x1f.otel_agent.api.v1.QueryRequest\x1a .otel_agent.api.v1.QueryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'otel_agent.api.v1.query_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_QUERYREQUEST']._serialized_start=82
-  _globals['_QUERYREQUEST']._serialized_end=187
-  _globals['_COLUMN']._serialized_start=189
-  _globals['_COLUMN']._serialized_end=225
-  _globals['_ROW']._serialized_start=227
-  _globals['_ROW']._serialized_end=272
-  _globals['_QUERYRESPONSE']._serialized_start=274
-  _globals['_QUERYRESPONSE']._serialized_end=390
-  _globals['_QUERYSERVICE']._serialized_start=392
-  _globals['_QUERYSERVICE']._serialized_end=482
+  _globals['_RESULTFORMAT']._serialized_start=560
+  _globals['_RESULTFORMAT']._serialized_end=627
+  _globals['_TRUNCATION']._serialized_start=629
+  _globals['_TRUNCATION']._serialized_end=705
+  _globals['_QUERYREQUEST']._serialized_start=83
+  _globals['_QUERYREQUEST']._serialized_end=256
+  _globals['_COLUMN']._serialized_start=258
+  _globals['_COLUMN']._serialized_end=294
+  _globals['_ROW']._serialized_start=296
+  _globals['_ROW']._serialized_end=341
+  _globals['_QUERYRESPONSE']._serialized_start=344
+  _globals['_QUERYRESPONSE']._serialized_end=558
+  _globals['_QUERYSERVICE']._serialized_start=707
+  _globals['_QUERYSERVICE']._serialized_end=797
 # @@protoc_insertion_point(module_scope)

@@ -45,8 +45,11 @@ class QueryServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def Query(self, request, context):
-        """Run one read statement (SELECT or EXPLAIN). Anything else, or any attempt to touch files or settings,
-        is rejected with INVALID_ARGUMENT / HTTP 400.
+        """Run one read statement (SELECT, or EXPLAIN of a SELECT). Anything else, any attempt to write (CHECKPOINT,
+        VACUUM, checkpoint()), to touch files or settings, or to learn the store's file path
+        (duckdb_databases(), current_setting(), …) is rejected with INVALID_ARGUMENT / HTTP 400.
+        Queries run on their own bounded pool: when it is full the answer is RESOURCE_EXHAUSTED / HTTP 429 with a
+        retry delay (retryable). The time limit counts from admission, waiting included: DEADLINE_EXCEEDED / 408.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
