@@ -118,7 +118,8 @@ def render(result: QueryResult, fmt: str) -> str:
         w.writerows([[csv_cell(v) for v in row] for row in result.rows])
         return buf.getvalue().rstrip("\n")
     n = len(result.rows)
-    footer = f"({n} row{'s' if n != 1 else ''}{', truncated at --max-rows' if result.truncated else ''})"
+    cut_by = ", truncated at the receiver's byte cap" if result.truncated_by == "bytes" else ", truncated at --max-rows"
+    footer = f"({n} row{'s' if n != 1 else ''}{cut_by if result.truncated else ''})"
     if not result.columns:
         return footer
     return f"{table(result.columns, result.rows)}\n{footer}"

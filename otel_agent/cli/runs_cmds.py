@@ -314,7 +314,7 @@ def run_command(
     if fmt != "table":
         columns = ["depth", *result.columns]
         rows = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
-        emit(QueryResult(columns, ["BIGINT", *result.types], rows, result.truncated), fmt)
+        emit(QueryResult.of_rows(columns, ["BIGINT", *result.types], rows, result.truncated), fmt)
         return
     for line in summary(found[0]):
         click.echo(line)

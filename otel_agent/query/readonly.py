@@ -86,6 +86,15 @@ class QueryResult:
     def rows(self) -> list[tuple[Any, ...]]:
         return rows_of(self.table)
 
+    @classmethod
+    def of_rows(
+        cls, columns: list[str], types: list[str], rows: list[tuple[Any, ...]], truncated: bool = False
+    ) -> QueryResult:
+        """A result made of Python rows (a command reshaping another result); ``table`` is left empty."""
+        result = cls(columns, types, pa.table({}), truncated)
+        result.__dict__["rows"] = rows  # the cached_property's slot
+        return result
+
 
 def rows_of(table: pa.Table) -> list[tuple[Any, ...]]:
     """Python values of an Arrow result, as DuckDB itself gives them (``fetchall``).
