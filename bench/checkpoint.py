@@ -27,7 +27,7 @@ from agent_spans import make_request  # noqa: E402
 
 from otel_agent.fold.decode import PROTOBUF, decode_payload  # noqa: E402
 from otel_agent.fold.redact import Redactor  # noqa: E402
-from otel_agent.store.sql_files import ordered_sql  # noqa: E402
+from otel_agent.store.statements import ddl  # noqa: E402
 
 
 def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> list[float]:
@@ -35,8 +35,8 @@ def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> l
     con = duckdb.connect(config={"checkpoint_threshold": "100GB"})
     con.execute(f"ATTACH ? AS store (ROW_GROUP_SIZE {int(row_group_size)})", [path])
     con.execute("USE store")
-    for _name, sql in ordered_sql("schema"):
-        con.execute(sql)
+    for stmt in ddl("schema"):
+        con.execute(stmt.sql)
     durations = []
     n = 0
     for _ in range(rounds):

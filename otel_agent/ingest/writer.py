@@ -25,7 +25,7 @@ from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.logs import LOGS_SCHEMA
 from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
-from otel_agent.store.sql_files import read_sql
+from otel_agent.store.statements import statement
 
 log = logging.getLogger(__name__)
 
@@ -102,15 +102,32 @@ class Writer:
         self.batch_max_items = batch_max_items
         self.batch_timeout_s = batch_timeout_s
         self.stats = WriterStats()
-        self._sql = {
-            signal: {
-                step: read_sql("ingest", f"{prefix}_{step}.sql") for step in ("duplicates", "insert_all", "insert_new")
-            }
-            for signal, (prefix, _) in _SIGNAL_SQL.items()
+        self._sql = {  # signal → its statements (otel_agent/store/statements.py, QUERIES)
+            "traces": {
+                "duplicates": statement("ingest/spans_duplicates"),
+                "insert_all": statement("ingest/spans_insert_all"),
+                "insert_new": statement("ingest/spans_insert_new"),
+            },
+            "logs": {
+                "duplicates": statement("ingest/logs_duplicates"),
+                "insert_all": statement("ingest/logs_insert_all"),
+                "insert_new": statement("ingest/logs_insert_new"),
+            },
+            "metrics": {
+                "duplicates": statement("ingest/metric_points_duplicates"),
+                "insert_all": statement("ingest/metric_points_insert_all"),
+                "insert_new": statement("ingest/metric_points_insert_new"),
+            },
         }
         self._lookup_sql = {
-            table: {path: read_sql("ingest", f"{prefix}_insert_{path}.sql") for path in ("all", "new")}
-            for table, prefix in (("lineage_keys", "lineage_keys"), ("parsed_retrieval_documents", "documents"))
+            "lineage_keys": {
+                "all": statement("ingest/lineage_keys_insert_all"),
+                "new": statement("ingest/lineage_keys_insert_new"),
+            },
+            "parsed_retrieval_documents": {
+                "all": statement("ingest/documents_insert_all"),
+                "new": statement("ingest/documents_insert_new"),
+            },
         }
         self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
         self._lock = threading.Lock()

@@ -9,7 +9,7 @@ import duckdb
 from otel_agent.errors import SchemaVersionError, StoreInUseError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
 from otel_agent.store.prices import load_prices
-from otel_agent.store.sql_files import ordered_sql, read_sql
+from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, ddl, statement
 
 SCHEMA_VERSION = "3"
 """2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py).
@@ -29,10 +29,6 @@ ROW_GROUP_SIZE = 8192
 STORE_CATALOG = "otel_agent"
 """A store opened for writing is attached under this name (ATTACH is the only way to set ROW_GROUP_SIZE) and made
 the connection's default; cursors need ``store_cursor`` to get the same default."""
-
-DERIVED_FOLDERS: list[str] = ["views/runs", "views/evidence"]
-"""Folders of derived SQL (views, macros) applied after the raw schema, each with its own manifest."""
-
 
 def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
     exists = con.execute(
@@ -60,10 +56,10 @@ def fill_lookup_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 def _migrate_2_to_3(con: duckdb.DuckDBPyConnection) -> None:
     """Create lineage_keys and parsed_retrieval_documents and fill them from every stored span."""
-    for name in ("060_lineage_keys.sql", "070_retrieval_documents.sql"):
-        con.execute(read_sql("schema", name))
-    for name in ("003_retrieval_documents.sql", "005_lineage_keys.sql"):  # the rules, as table macros
-        con.execute(read_sql("views/evidence", name))
+    for name in ("schema/lineage_keys", "schema/retrieval_documents"):
+        con.execute(statement(name))
+    for name in ("views/evidence/retrieval_documents", "views/evidence/lineage_keys"):  # the rules, as table macros
+        con.execute(statement(name))
     fill_lookup_tables(con)
 
 
@@ -117,8 +113,8 @@ def version_mismatch(path: str | Path, version: str | None) -> SchemaVersionErro
 
 def apply_derived(con: duckdb.DuckDBPyConnection) -> None:
     for folder in DERIVED_FOLDERS:
-        for _name, sql in ordered_sql(folder):
-            con.execute(sql)
+        for stmt in ddl(folder):
+            con.execute(stmt.sql)
     load_prices(con)  # the model price table is data (views/runs/000_price_table.sql, store/prices/)
 
 
@@ -165,8 +161,8 @@ def open_store(
         existed = check_version(con, path, read_only=False)
         migrate(con)
         con.execute("BEGIN")
-        for _name, sql in ordered_sql("schema"):
-            con.execute(sql)
+        for stmt in ddl(SCHEMA_FOLDER):
+            con.execute(stmt.sql)
         if not existed:
             con.execute("INSERT INTO otel_agent_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         apply_derived(con)

@@ -15,9 +15,8 @@ from typing import Any
 
 import duckdb
 
-from otel_agent.store.database import DERIVED_FOLDERS
 from otel_agent.store.shards import RAW_TABLES
-from otel_agent.store.sql_files import ordered_sql
+from otel_agent.store.statements import DERIVED_FOLDERS, ddl
 
 # Columns that differ between two stores fed the same data: when the receiver committed the row.
 VOLATILE_COLUMNS = {"received_at"}
@@ -40,8 +39,8 @@ def manifest_views() -> set[str]:
     """Names of the views the derived SQL files declare (a cross-check of the list read from a store)."""
     names = set()
     for folder in DERIVED_FOLDERS:
-        for _file, sql in ordered_sql(folder):
-            for match in _CREATE_VIEW.finditer(sql):
+        for stmt in ddl(folder):
+            for match in _CREATE_VIEW.finditer(stmt.sql):
                 names.add(match.group(1).replace('"', "").split(".")[-1].lower())
     return names
 

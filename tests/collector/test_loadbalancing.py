@@ -5,7 +5,7 @@ user runs it) gives the same raw rows and the same rows of every derived view as
 input (through collector_config/gateway.yaml) — including handoffs whose delegating and accepting sides are
 in different traces, and so, usually, in different shards.
 
-The derived views compared are whatever the derived SQL folders (``otel_agent/store/views/*/manifest.txt``)
+The derived views compared are whatever the derived SQL folders (``otel_agent/store/views/*/*.sql``)
 create at run time: the list is read from the single store, not written here.
 """
 

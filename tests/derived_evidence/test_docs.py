@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from otel_agent.store.database import open_store
-from otel_agent.store.sql_files import ordered_sql
+from otel_agent.store.statements import ddl
 
 ROOT = Path(__file__).resolve().parents[2]
 INTERNAL = {"receipt_transition_spans"}  # described in prose: the state macros' input
@@ -14,8 +14,8 @@ INTERNAL = {"receipt_transition_spans"}  # described in prose: the state macros'
 
 def declared() -> list[str]:
     names = []
-    for _file, sql in ordered_sql("views/evidence"):
-        names += re.findall(r"CREATE (?:OR REPLACE VIEW|TABLE IF NOT EXISTS) (\w+)", sql)
+    for stmt in ddl("views/evidence"):
+        names += re.findall(r"CREATE (?:OR REPLACE VIEW|TABLE IF NOT EXISTS) (\w+)", stmt.sql)
     return [n for n in names if n not in INTERNAL]
 
 

@@ -1,4 +1,4 @@
-"""docs/views-runs.md documents every column of every public run view, and every file of the manifest."""
+"""docs/views-runs.md documents every column of every public run view, and every derived SQL file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_agent.store.sql_files import manifest
+from otel_agent.store.statements import ddl
 from tests.derived_runs.runs_support import RUN_VIEWS, query
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "views-runs.md"
@@ -32,6 +32,7 @@ def test_price_table_and_files_are_documented(demo_store: Path) -> None:
     cost = text[text.index("## Cost") : text.index("## Views")]
     columns = [r["column_name"] for r in query(demo_store, "DESCRIBE price_table")]
     assert [c for c in columns if f"`{c}`" not in cost] == []
-    assert [f for f in manifest("views/runs") if f"`{f}`" not in text] == []
+    files = [s.path.rsplit("/", 1)[-1] for s in ddl("views/runs")]
+    assert [f for f in files if f"`{f}`" not in text] == []
     for metric in [r["metric"] for r in query(demo_store, "SELECT DISTINCT metric FROM run_metrics")]:
         assert f"`{metric}`" in text, metric

@@ -46,9 +46,9 @@ def test_shipped_prices_are_complete_and_dated() -> None:
 def test_model_key(model: str, key: str) -> None:
     con = duckdb.connect()
     try:
-        from otel_agent.store.sql_files import read_sql
+        from otel_agent.store.statements import statement
 
-        con.execute(read_sql("views/runs", "010_functions.sql")).fetchall()
+        con.execute(statement("views/runs/functions")).fetchall()
         assert con.execute("SELECT oa_model_key(?)", [model]).fetchall()[0][0] == key
     finally:
         con.close()

@@ -1,3 +1,5 @@
+-- Contract: creates TEMP TABLE _new_spans (statements.NEW_SPANS_TABLE), read next in the same commit by
+-- ingest/lineage_keys_insert_new and ingest/documents_insert_new.
 -- Re-delivery path: insert only spans not stored yet (one copy of each), and events and links only with
 -- the spans inserted now, so a re-sent span brings no second copy of anything.
 CREATE OR REPLACE TEMP TABLE _dup_spans AS
