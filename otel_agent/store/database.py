@@ -30,6 +30,7 @@ STORE_CATALOG = "otel_agent"
 """A store opened for writing is attached under this name (ATTACH is the only way to set ROW_GROUP_SIZE) and made
 the connection's default; cursors need ``store_cursor`` to get the same default."""
 
+
 def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
     exists = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_name = 'otel_agent_meta'"
