@@ -18,7 +18,7 @@ from otel_agent.config import DEFAULT_DB  # noqa: F401 (the one default, re-expo
 from otel_agent.errors import OtelAgentError
 from otel_agent.query.api_client import ReceiverClient, ReceiverUnreachableError
 from otel_agent.query.readonly import QueryResult, lock_down, run_query
-from otel_agent.store.database import check_version
+from otel_agent.store.shards import open_read_only
 
 
 class StoreNotFoundError(OtelAgentError):
@@ -48,14 +48,7 @@ def open_readonly(dbs: list[str]) -> duckdb.DuckDBPyConnection:
     for db in dbs:
         if not Path(db).exists():
             raise StoreNotFoundError(f"no DuckDB file at {db}")
-    if len(dbs) == 1:
-        con = duckdb.connect(dbs[0], read_only=True)
-        check_version(con, dbs[0])
-        lock_down(con)
-        return con
-    from otel_agent.store.shards import attach_shards
-
-    con = attach_shards(dbs)
+    con = open_read_only(dbs)  # through this release's derived SQL, even if another release wrote the file
     lock_down(con)
     return con
 

@@ -1,20 +1,55 @@
-"""Opening a store: create or check the versioned raw schema, then the derived SQL, with tuned settings."""
+"""Opening a store: create or check the versioned schema, then the derived SQL, with tuned settings.
+
+The schema (``store/schema/``: the raw tables and the product's append-only tables) is versioned and migrated;
+the derived SQL (``store/views/``) is applied again at every open for writing, and the store records its
+fingerprint, so a reader of another release knows the stored views are not its own (store/shards.py).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+from functools import cache
 from pathlib import Path
 
 import duckdb
 
-from otel_agent.errors import SchemaVersionError, StoreInUseError
+from otel_agent.errors import SchemaVersionError, StoreInUseError, StoreOpenError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
-from otel_agent.store.prices import load_prices
-from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, ddl, statement
+from otel_agent.store.prices import load_prices, shipped_prices_text
+from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, check_registered, ddl, statement
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 """2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py).
 3: the tables written with each batch for lineage lookups: lineage_keys and parsed_retrieval_documents
-(store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql)."""
+(store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql).
+4: the product's append-only tables reviews and trusted_writers are part of the schema (store/schema/080_reviews.sql,
+090_trusted_writers.sql; the derived SQL created them before), and the store records the fingerprint of the derived
+SQL it holds (``FINGERPRINT_KEY``). The version changes because a release that reads version 3 would apply its own
+views to the file without updating the fingerprint: it must refuse the file instead."""
+
+META_TABLE = "otel_agent_meta"
+RAW_TABLES = (
+    "spans",
+    "span_events",
+    "span_links",
+    "logs",
+    "metric_points",
+    "lineage_keys",
+    "parsed_retrieval_documents",
+)
+"""Tables the receiver writes: the OTLP data, and what it writes with each batch for lookups."""
+PRODUCT_TABLES = {"reviews": "schema/reviews", "trusted_writers": "schema/trusted_writers"}
+"""Tables the product itself writes (append-only: reviews, writer trust) → the schema statement that creates each.
+Their rows are data no view can rebuild, so they are schema, not derived SQL. A test checks that
+``schema_tables()`` is exactly ``META_TABLE``, ``RAW_TABLES`` and these."""
+
+FINGERPRINT_KEY = "derived_fingerprint"
+"""``otel_agent_meta`` key of the fingerprint (``derived_fingerprint()``) of the derived SQL applied to the file."""
+
+DUCKDB_CONFIG: dict[str, str | bool] = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+"""Settings of every connection the store opens: DuckDB would otherwise download an extension to read a foreign
+file (a SQLite file given as ``--db``), and otel_agent makes no runtime downloads."""
 
 # Checkpoints run inside the commit that crosses the threshold, so every request waiting on that commit waits
 # for it. With DuckDB's default row groups (122,880 rows) a checkpoint rewrites the whole partly filled row group
@@ -64,7 +99,14 @@ def _migrate_2_to_3(con: duckdb.DuckDBPyConnection) -> None:
     fill_lookup_tables(con)
 
 
-MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3)}
+def _migrate_3_to_4(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the product tables where they are missing (a version-3 store opened for writing already has them,
+    made by its derived SQL, and keeps their rows: the DDL is ``CREATE TABLE IF NOT EXISTS``)."""
+    for name in PRODUCT_TABLES.values():
+        con.execute(statement(name))
+
+
+MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3), "3": ("4", _migrate_3_to_4)}
 """stored version → (next version, step). Applied in one transaction when a store is opened for writing."""
 
 
@@ -112,11 +154,116 @@ def version_mismatch(path: str | Path, version: str | None) -> SchemaVersionErro
     )
 
 
+@cache
+def derived_fingerprint() -> str:
+    """sha256 of the derived SQL this release applies (every file of ``DERIVED_FOLDERS``, path and text, in
+    order) and of the shipped price table (``store/prices/prices.csv``), as ``sha256:<hex>``. A user price file
+    (``OTEL_AGENT_PRICES``) is not part of it: it is the setting of whoever applies the views."""
+    digest = hashlib.sha256()
+    for folder in DERIVED_FOLDERS:
+        for stmt in ddl(folder):
+            digest.update(json.dumps([stmt.path, stmt.sql]).encode())
+    digest.update(shipped_prices_text().encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def stored_fingerprint(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> str | None:
+    """The fingerprint of the derived SQL a store holds (``None``: written before schema version 4, or never
+    had its views applied)."""
+    table = f"{catalog}.main.otel_agent_meta" if catalog else "otel_agent_meta"
+    row = con.execute(f"SELECT value FROM {table} WHERE key = ?", [FINGERPRINT_KEY]).fetchall()
+    return row[0][0] if row else None
+
+
 def apply_derived(con: duckdb.DuckDBPyConnection) -> None:
+    """Apply the derived SQL (views, macros) of this release over the tables ``con`` names by default."""
     for folder in DERIVED_FOLDERS:
         for stmt in ddl(folder):
             con.execute(stmt.sql)
     load_prices(con)  # the model price table is data (views/runs/000_price_table.sql, store/prices/)
+
+
+def _record_fingerprint(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("DELETE FROM otel_agent_meta WHERE key = ?", [FINGERPRINT_KEY])
+    con.execute("INSERT INTO otel_agent_meta VALUES (?, ?)", [FINGERPRINT_KEY, derived_fingerprint()])
+
+
+@cache
+def schema_tables() -> tuple[str, ...]:
+    """The tables the schema creates, in order (``otel_agent_meta`` first): the raw tables, the lookup tables
+    and the product tables. Read from the schema itself, applied to an empty in-memory database."""
+    con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
+    try:
+        for stmt in ddl(SCHEMA_FOLDER):
+            con.execute(stmt.sql)
+        rows = con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_oid").fetchall()
+    finally:
+        con.close()
+    return tuple(r[0] for r in rows)
+
+
+def held_by(path: str) -> str:
+    """Who holds ``path`` (a receiver announces itself in ``<path>.receiver.json``), for error messages."""
+    announce = Path(path + ".receiver.json")
+    try:
+        info = json.loads(announce.read_text())
+        return f"a receiver (pid {int(info['pid'])}, {info.get('http', '?')}; see {announce})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "another process"
+
+
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def check_file(path: str) -> None:
+    """Refuse, before DuckDB reads it, a path that cannot be a store: under a regular file, a directory, an
+    empty file, or a file of another format (DuckDB would try to load an extension for a SQLite file)."""
+    p = Path(path)
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise StoreOpenError(f"cannot open the store {path}: {parent} is a file, not a directory")
+            break
+    if p.is_dir():
+        raise StoreOpenError(f"cannot open the store {path}: it is a directory")
+    if not p.exists():
+        return
+    try:
+        with p.open("rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        raise StoreOpenError(f"cannot open the store {path}: {exc.strerror or exc}") from exc
+    if not head:
+        raise StoreOpenError(f"cannot open the store {path}: the file is empty (0 bytes), not an otel_agent store")
+    if head.startswith(b"SQLite format 3"):
+        raise StoreOpenError(f"cannot open the store {path}: it is a SQLite database, not an otel_agent store")
+    if head[8:12] != _DUCKDB_MAGIC:
+        raise StoreOpenError(f"cannot open the store {path}: not a DuckDB file (another format, or damaged)")
+
+
+def open_failure(path: str, exc: BaseException) -> StoreOpenError:
+    """One line for a file DuckDB could not open or read, naming the file and the cause in words."""
+    text = str(exc)
+    low = text.lower()
+    if isinstance(exc, OSError):
+        cause = exc.strerror or text
+    elif "could not set lock" in low or "conflicting lock" in low:
+        cause = f"it is held by {held_by(path)}"
+    elif "read-only file system" in low:
+        cause = "the file system is read-only"
+    elif "permission denied" in low or "operation not permitted" in low:
+        cause = "the file is not writable (permission denied)" if "open file" in low else "permission denied"
+    elif "could not read enough bytes" in low:
+        cause = "the file is truncated (shorter than DuckDB's own header says)"
+    elif "corrupt" in low or "checksum" in low:
+        cause = "the file is corrupted (a block checksum does not match)"
+    elif "not a valid duckdb database" in low:
+        cause = "not a DuckDB file (another format, or damaged)"
+    elif "no space left" in low:
+        cause = "no space left on the device"
+    else:
+        cause = text.splitlines()[0] if text else type(exc).__name__
+    return StoreOpenError(f"cannot open the store {path}: {cause}")
 
 
 def open_store(
@@ -128,23 +275,29 @@ def open_store(
 ) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) an otel_agent DuckDB file and return a connection.
 
-    Raises ``SchemaVersionError`` for a file of another schema version instead of touching it.
+    Read-only, the connection reads the file through this release's derived SQL (``shards.open_read_only``).
+    Every refusal is an ``OtelAgentError`` whose message names the file and the cause, and leaves the file as
+    it was: ``SchemaVersionError`` (another schema version, or a DuckDB file that is not a store),
+    ``StoreInUseError`` (held for writing in this process), ``StoreOpenError`` (anything else: missing,
+    corrupted, truncated, another format, not writable, held by another process, a path under a regular file).
     """
     path = str(path)
+    check_registered()  # a broken package fails here, before any file is created or opened
     if read_only:
-        con = duckdb.connect(path, read_only=True)
-        if not check_version(con, path):
-            con.close()
-            raise SchemaVersionError(f"{path} is not an otel_agent store")
-        return con
-    if path != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    config = {"checkpoint_threshold": checkpoint_threshold}
+        from otel_agent.store.shards import open_read_only  # shards builds on this module
+
+        return open_read_only([path])
+    config: dict[str, str | bool] = {**DUCKDB_CONFIG, "checkpoint_threshold": checkpoint_threshold}
     if memory_limit:
         config["memory_limit"] = memory_limit
     if path == ":memory:":
         con = duckdb.connect(path, config=config)
     else:
+        check_file(path)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise open_failure(path, exc) from exc
         con = duckdb.connect(":memory:", config=config)
         try:
             con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
@@ -155,6 +308,9 @@ def open_store(
                 f"{path} is already open for writing in this process (a receiver or a DuckDBSpanExporter holds "
                 "it): query it through that (e.g. the receiver's query API), or close it first"
             ) from exc
+        except duckdb.Error as exc:
+            con.close()
+            raise open_failure(path, exc) from exc
         except BaseException:
             con.close()
             raise
@@ -167,7 +323,11 @@ def open_store(
         if not existed:
             con.execute("INSERT INTO otel_agent_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         apply_derived(con)
+        _record_fingerprint(con)
         con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.close()
+        raise open_failure(path, exc) from exc
     except BaseException:
         con.close()
         raise

@@ -1,13 +1,20 @@
-"""Querying several stores (shards written by receivers behind a load-balancing Collector) as one.
+"""Reading stores read-only: one file, or several (shards written by receivers behind a load-balancing Collector)
+as one, always through this release's derived SQL.
 
-Each shard is attached read-only; an in-memory database gets one view per raw table that unions the
-shards, and then the derived SQL on top, so every view gives the rows one store fed the same input would
-(provided each item landed in exactly one shard, which the Collector's ``load_balancing`` exporter does:
-it routes every span of a trace to the same receiver and never re-routes a retry).
+A file whose stored derived SQL is this release's (its fingerprint, ``database.derived_fingerprint``, matches)
+is opened read-only as it is. Otherwise — a file written by another release, or several shards — an in-memory
+catalog gets one view per schema table over the file(s) attached read-only, and this release's derived SQL on
+top. A read-only file cannot be rewritten, so the current views live in that catalog, never in the file: one
+file is never read through two different view definitions (docs/schema.md, "Derived SQL and releases").
 
-The shard files must not be held by a running receiver: DuckDB lets one process open a file while another
-writes it only if that process is the writer. Stop the receivers first (they checkpoint on stop), or
-query each live receiver through its own query API.
+Over shards every view gives the rows one store fed the same input would (provided each item landed in exactly
+one shard, which the Collector's ``load_balancing`` exporter does: it routes every span of a trace to the same
+receiver and never re-routes a retry). A review lands in the one shard whose receiver (or file) took it, so
+merged queries see the union of the product tables too.
+
+The files must not be held by a running receiver: DuckDB lets one process open a file while another writes it
+only if that process is the writer. Stop the receivers first (they checkpoint on stop), or query each live
+receiver through its own query API.
 """
 
 from __future__ import annotations
@@ -17,26 +24,30 @@ from pathlib import Path
 
 import duckdb
 
-from otel_agent.errors import OtelAgentError, SchemaVersionError
-from otel_agent.store.database import SCHEMA_VERSION, apply_derived, version_mismatch
-
-RAW_TABLES = (
-    "spans",
-    "span_events",
-    "span_links",
-    "logs",
-    "metric_points",
-    "lineage_keys",
-    "parsed_retrieval_documents",
+from otel_agent.errors import SchemaVersionError, StoreOpenError
+from otel_agent.store.database import (
+    DUCKDB_CONFIG,
+    META_TABLE,
+    PRODUCT_TABLES,
+    RAW_TABLES,
+    SCHEMA_VERSION,
+    apply_derived,
+    check_file,
+    derived_fingerprint,
+    open_failure,
+    stored_fingerprint,
+    version_mismatch,
 )
-"""Tables the receiver writes (the OTLP data and what it writes with it for lookups), unioned over the shards."""
-META_TABLE = "otel_agent_meta"
-PRODUCT_TABLES = ("reviews", "trusted_writers")
-"""Tables the product itself writes (append-only), created by the derived SQL; a review lands in the one
-shard whose receiver (or file) took it, so merged queries see the union."""
+from otel_agent.store.statements import check_registered, statement
+
+__all__ = ["META_TABLE", "PRODUCT_TABLES", "RAW_TABLES", "ShardAttachError", "attach_shards", "open_read_only"]
+
+READABLE_OLDER_VERSIONS = ("3",)
+"""Older schema versions this release reads read-only without a migration (through the catalog: version 3 has
+every table of version 4, its product tables made by its derived SQL, and no fingerprint)."""
 
 
-class ShardAttachError(OtelAgentError):
+class ShardAttachError(StoreOpenError):
     """A shard could not be attached (missing, given twice, or held by a running receiver)."""
 
 
@@ -44,82 +55,129 @@ def _alias(i: int) -> str:
     return f"shard{i}"
 
 
-def _check_shard(con: duckdb.DuckDBPyConnection, alias: str, path: str) -> None:
-    """The attached ``alias`` is an otel_agent store of this schema version with every raw table.
+def _check_version(version: str | None, tables: set[str], path: str) -> None:
+    """A store of a version this release reads, holding the tables it needs."""
+    if version is None:
+        if tables - {META_TABLE}:
+            raise SchemaVersionError(f"{path} is a DuckDB file with tables but not an otel_agent store")
+        raise SchemaVersionError(f"{path} is not an otel_agent store (no {META_TABLE} table)")
+    if version != SCHEMA_VERSION and version not in READABLE_OLDER_VERSIONS:
+        raise version_mismatch(path, version)
+    needed = RAW_TABLES if version != SCHEMA_VERSION else (*RAW_TABLES, *PRODUCT_TABLES)
+    missing = [t for t in needed if t not in tables]
+    if missing:
+        raise SchemaVersionError(f"{path} lacks the tables {', '.join(missing)}")
 
-    ``information_schema`` and unqualified names span every attached database, so the check is scoped to
-    the shard's own catalog (``database.check_version`` assumes a connection to one file).
-    """
+
+def _tables_and_version(con: duckdb.DuckDBPyConnection, catalog: str) -> tuple[set[str], str | None]:
     tables = {
         r[0]
         for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'", [alias]
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'", [catalog]
         ).fetchall()
     }
     if META_TABLE not in tables:
-        raise SchemaVersionError(f"{path} is not an otel_agent store (no {META_TABLE} table)")
-    row = con.execute(f"SELECT value FROM {alias}.main.{META_TABLE} WHERE key = 'schema_version'").fetchall()
-    version = row[0][0] if row else None
-    if version != SCHEMA_VERSION:
-        raise version_mismatch(path, version)
-    missing = [t for t in RAW_TABLES if t not in tables]
-    if missing:
-        raise SchemaVersionError(f"{path} lacks the raw tables {', '.join(missing)}")
+        return tables, None
+    row = con.execute(f"SELECT value FROM {catalog}.main.{META_TABLE} WHERE key = 'schema_version'").fetchall()
+    return tables, (row[0][0] if row else None)
 
 
 def _attach(con: duckdb.DuckDBPyConnection, alias: str, path: str) -> None:
     try:
         con.execute(f"ATTACH ? AS {alias} (READ_ONLY)", [path])
-    except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
-            held = Path(path + ".receiver.json")
-            hint = f" (a receiver announces itself in {held})" if held.exists() else ""
-            raise ShardAttachError(
-                f"{path} is held by another process, most likely a running receiver{hint}: stop it before "
-                "querying shards together, or query that receiver alone (otel-agent sql --db PATH)"
-            ) from exc
-        raise ShardAttachError(f"cannot attach {path}: {exc}") from exc
     except duckdb.Error as exc:
-        raise ShardAttachError(f"cannot attach {path}: {exc}") from exc
+        failure = open_failure(path, exc)
+        if "held by" in str(failure):
+            raise ShardAttachError(
+                f"{failure}: stop it before querying shards together, or query that receiver alone "
+                "(otel-agent sql --db PATH)"
+            ) from exc
+        raise ShardAttachError(str(failure)) from exc
 
 
-def union_sql(table: str, n: int) -> str:
-    """The view body that unions ``table`` over ``n`` attached shards (by column name)."""
-    return " UNION ALL BY NAME ".join(f"SELECT * FROM {_alias(i)}.main.{table}" for i in range(n))
-
-
-def _tables_in_every_shard(con: duckdb.DuckDBPyConnection, n: int) -> set[str]:
-    rows = con.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name LIKE 'shard%' "
-        "GROUP BY table_name HAVING count(DISTINCT database_name) = ?",
-        [n],
-    ).fetchall()
-    return {r[0] for r in rows}
+def union_sql(table: str, shards: list[int]) -> str:
+    """The view body that unions ``table`` over the attached ``shards`` (by column name)."""
+    return " UNION ALL BY NAME ".join(f"SELECT * FROM {_alias(i)}.main.{table}" for i in shards)
 
 
 def attach_shards(paths: list[str]) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with each path attached read-only and the raw tables and derived SQL over all."""
+    """An in-memory connection with each path attached read-only, a view per schema table over all of them,
+    and this release's derived SQL on top (one path works the same: a file read through the current views)."""
     seen: dict[str, str] = {}
     for path in paths:
         real = os.path.realpath(path)
         if real in seen:
             raise ShardAttachError(f"{path} is given twice (as {seen[real]}): its rows would be counted twice")
         seen[real] = path
-    con = duckdb.connect(":memory:")
+        _check_exists(path)
+    con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
     try:
+        having: dict[str, list[int]] = {}
+        versions = []
         for i, path in enumerate(paths):
             _attach(con, _alias(i), path)
-            _check_shard(con, _alias(i), path)
+            try:
+                tables, version = _tables_and_version(con, _alias(i))
+            except duckdb.Error as exc:
+                raise ShardAttachError(str(open_failure(path, exc))) from exc
+            _check_version(version, tables, path)
+            versions.append(version)
+            for table in tables:
+                having.setdefault(table, []).append(i)
         for table in RAW_TABLES:
-            con.execute(f"CREATE VIEW {table} AS {union_sql(table, len(paths))}")
-        # The store's facts (schema version); the same in every shard, checked above.
-        con.execute(f"CREATE VIEW {META_TABLE} AS SELECT * FROM {_alias(0)}.main.{META_TABLE}")
-        present = _tables_in_every_shard(con, len(paths))
-        for table in PRODUCT_TABLES:
-            if table in present:  # materialised, so the derived SQL's CREATE TABLE IF NOT EXISTS keeps it
-                con.execute(f"CREATE TABLE {table} AS {union_sql(table, len(paths))}")
+            con.execute(f"CREATE VIEW {table} AS {union_sql(table, having[table])}")
+        for table, ddl_name in PRODUCT_TABLES.items():
+            if table in having:
+                con.execute(f"CREATE VIEW {table} AS {union_sql(table, having[table])}")
+            else:  # a version-3 file that never had them: empty, as a new store has them
+                con.execute(statement(ddl_name))
+        # The store's facts: the first shard's, with this release's schema version where every shard reads as it.
+        first = _alias(versions.index(SCHEMA_VERSION)) if SCHEMA_VERSION in versions else _alias(0)
+        con.execute(f"CREATE VIEW {META_TABLE} AS SELECT * FROM {first}.main.{META_TABLE}")
         apply_derived(con)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _check_exists(path: str) -> None:
+    check_file(path)
+    if not Path(path).exists():
+        raise StoreOpenError(f"cannot open the store {path}: no such file")
+
+
+def open_read_only(paths: list[str]) -> duckdb.DuckDBPyConnection:
+    """A read-only connection over one store or several, through this release's derived SQL.
+
+    One file of this schema version whose fingerprint matches: the file itself, opened read-only. Anything
+    else: the in-memory catalog of ``attach_shards``. Raises ``SchemaVersionError`` / ``StoreOpenError``
+    (one line naming the file and the cause), never a DuckDB exception.
+    """
+    check_registered()
+    if len(paths) != 1:
+        return attach_shards(paths)
+    path = paths[0]
+    _check_exists(path)
+    try:
+        con = duckdb.connect(path, read_only=True, config=DUCKDB_CONFIG)
+    except duckdb.Error as exc:
+        raise open_failure(path, exc) from exc
+    try:
+        tables, version = _tables_and_version(con, _catalog_of(con))
+        _check_version(version, tables, path)
+        current = version == SCHEMA_VERSION and stored_fingerprint(con) == derived_fingerprint()
+    except duckdb.Error as exc:
+        con.close()
+        raise open_failure(path, exc) from exc
+    except BaseException:
+        con.close()
+        raise
+    if current:
+        return con
+    con.close()  # another release's views (or none): read it through the current ones
+    return attach_shards(paths)
+
+
+def _catalog_of(con: duckdb.DuckDBPyConnection) -> str:
+    return str(con.execute("SELECT current_database()").fetchall()[0][0])

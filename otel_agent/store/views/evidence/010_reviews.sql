@@ -1,33 +1,8 @@
--- Human review: the product's own append-only tables (written by `otel-agent review` / the ReviewService,
--- never by agents' spans), and the effective review status of every reviewed record.
---
--- Rows are only ever inserted: nothing in otel_agent updates or deletes them, and the read-only query API
--- refuses every write. The effective status of a record is its latest verdict (reviewed_at, review_id).
+-- Human review: the effective review status of every reviewed record, and the writer trust in force, over the
+-- product's append-only tables `reviews` and `trusted_writers` (in the versioned schema: store/schema/080_reviews.sql,
+-- 090_trusted_writers.sql). The effective status of a record is its latest verdict (reviewed_at, review_id).
 
-CREATE TABLE IF NOT EXISTS reviews (
-    review_id VARCHAR NOT NULL,        -- rev_<time-ordered hex>
-    target_kind VARCHAR NOT NULL,      -- evidence_item | claim | artifact_version | memory_proposal | conflict
-    target_id VARCHAR NOT NULL,        -- the record's id
-    decision VARCHAR NOT NULL,         -- approve | reject | annotate (conflicts: acknowledge | resolve | annotate)
-    reviewer VARCHAR NOT NULL,         -- who decided (--reviewer)
-    reason VARCHAR,                    -- why (or the annotation)
-    reviewed_at TIMESTAMPTZ NOT NULL,  -- when the review was written
-    principal VARCHAR,                 -- authenticated principal that wrote it through the receiver (NULL: direct/no auth)
-    target_snapshot JSON               -- the reviewed record as it was, from its view, before this review
-);
-
--- Writer trust for handoff receipts: which services an authenticated principal may speak for. Append-only;
--- the latest row per (principal, service_name) is in force. service_name '*' = any service.
-CREATE TABLE IF NOT EXISTS trusted_writers (
-    change_id VARCHAR NOT NULL,
-    principal VARCHAR NOT NULL,
-    service_name VARCHAR NOT NULL,
-    trusted BOOLEAN NOT NULL,          -- true: grant, false: revoke
-    changed_by VARCHAR NOT NULL,
-    reason VARCHAR,
-    changed_at TIMESTAMPTZ NOT NULL
-);
-
+-- Writer trust for handoff receipts: the latest row per (principal, service_name) is in force.
 CREATE OR REPLACE VIEW writer_trust AS
 SELECT principal, service_name, trusted, changed_by, reason, changed_at
 FROM trusted_writers
