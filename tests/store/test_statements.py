@@ -77,7 +77,14 @@ def test_names_drop_the_prefix_and_queries_keep_their_stem() -> None:
         (lambda root: (root / "views/runs/080_twin.sql").write_text("SELECT 1;"), "the same prefix"),
         (lambda root: (root / "views/runs/999_runs.sql").write_text("SELECT 1;"), "share a name"),
     ],
-    ids=["ddl-without-prefix", "unregistered-query", "file-outside-any-folder", "missing-file", "same-prefix", "same-name"],
+    ids=[
+        "ddl-without-prefix",
+        "unregistered-query",
+        "file-outside-any-folder",
+        "missing-file",
+        "same-prefix",
+        "same-name",
+    ],
 )
 def test_a_file_the_registry_does_not_account_for_fails(tmp_path: Path, change, message: str) -> None:
     root = copy_store_sql(tmp_path / "store")
@@ -124,11 +131,7 @@ def test_temp_tables_between_files_follow_their_contract(table: str) -> None:
         assert not created.search(body), f"{name} creates {table}: only {producer} may"
     for name in (producer, *consumers):
         assert table in _header(statement(name)), f"{name}: its header comment must name {table}"
-    users = {
-        name
-        for name, stmt in statements.registry().by_name.items()
-        if re.search(rf"\b{table}\b", stmt.sql)
-    }
+    users = {name for name, stmt in statements.registry().by_name.items() if re.search(rf"\b{table}\b", stmt.sql)}
     assert users == {producer, *consumers}, "a file uses the TEMP table without being in its contract"
 
 

@@ -1,0 +1,172 @@
+"""Every DDL file runs, one by one and named when it fails, on an empty store and on a populated one; every view it
+creates returns its rows; every query statement binds (the ingest ones run over empty input, the others are
+prepared, never executed as DDL)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA
+from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA
+from otel_agent.fold.logs import LOGS_SCHEMA
+from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
+from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
+from otel_agent.server.review_service import write_review, write_trust
+from otel_agent.store.database import open_store, store_cursor
+from otel_agent.store.prices import load_prices
+from otel_agent.store.statements import DDL_FOLDERS, Statement, ddl, queries
+from tests.derived_evidence.scenario import record_research
+from tests.derived_evidence.support import Store
+
+ALL_DDL = [s for folder in DDL_FOLDERS for s in ddl(folder)]
+INCOMING = {  # the Arrow tables the writer registers for the ingest statements
+    "incoming_spans": SPANS_SCHEMA,
+    "incoming_span_events": SPAN_EVENTS_SCHEMA,
+    "incoming_span_links": SPAN_LINKS_SCHEMA,
+    "incoming_logs": LOGS_SCHEMA,
+    "incoming_metric_points": METRIC_POINTS_SCHEMA,
+    "incoming_lineage_keys": LINEAGE_KEYS_SCHEMA,
+    "incoming_parsed_retrieval_documents": PARSED_DOCUMENTS_SCHEMA,
+}
+
+
+_CREATE_VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(\w+)", re.I)
+
+
+def views_of(stmt: Statement) -> list[str]:
+    return _CREATE_VIEW.findall(stmt.sql)
+
+
+def run_every_ddl_file(cur: duckdb.DuckDBPyConnection, statements: list[Statement]) -> dict[str, Statement]:
+    """Execute each DDL file in order; returns view name → the file that creates it. Fails naming the file."""
+    created: dict[str, Statement] = {}
+    for stmt in statements:
+        try:
+            cur.execute(stmt.sql)
+        except duckdb.Error as exc:
+            pytest.fail(f"otel_agent/store/{stmt.path} fails: {exc}")
+        created.update(dict.fromkeys(views_of(stmt), stmt))
+        if stmt.name == "views/runs/price_table":
+            load_prices(cur)
+    in_store = {r[0] for r in cur.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert set(created) == in_store, "a view is made some other way than a CREATE VIEW the files declare"
+    return created
+
+
+def read_every_view(cur: duckdb.DuckDBPyConnection, created: dict[str, Statement]) -> dict[str, int]:
+    rows: dict[str, int] = {}
+    for view, stmt in sorted(created.items()):
+        try:
+            rows[view] = len(cur.execute(f'SELECT * FROM "{view}"').fetchall())
+        except duckdb.Error as exc:
+            pytest.fail(f"view {view} (otel_agent/store/{stmt.path}) fails when read: {exc}")
+    return rows
+
+
+def run_every_query(cur: duckdb.DuckDBPyConnection) -> list[str]:
+    """Ingest statements run over empty incoming tables in a rolled-back transaction (a TEMP table one creates is
+    there for the next, as in a commit); other query statements are prepared (bound, not run)."""
+    done = []
+    for name, schema in INCOMING.items():
+        cur.register(name, schema.empty_table())
+    cur.execute("BEGIN")
+    try:
+        for stmt in queries():
+            for part in cur.extract_statements(stmt.sql):
+                try:
+                    if stmt.name.startswith("ingest/"):
+                        cur.execute(part.query).fetchall()
+                    else:
+                        cur.execute(f"PREPARE oa_check AS {part.query}")
+                        cur.execute("DEALLOCATE oa_check")
+                except duckdb.Error as exc:
+                    pytest.fail(f"query {stmt.name} (otel_agent/store/{stmt.path}) fails: {exc}")
+            done.append(stmt.name)
+    finally:
+        cur.execute("ROLLBACK")
+        for name in INCOMING:
+            cur.unregister(name)
+    return done
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A store written by the receiver's fold and writer: the research scenario, a review and a trust grant."""
+    path = tmp_path_factory.mktemp("populated") / "s.duckdb"
+    store = Store(path)
+    store.ingest_spans(record_research().spans)
+    claim = store.rows("SELECT claim_id FROM claims ORDER BY claim_id LIMIT 1")[0][0]
+    now = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    store.write(lambda con: write_review(con, "claim", claim, "approve", "ana", "ok", now=now))
+    store.write(lambda con: write_trust(con, "bot", "crawler", True, "ana", now=now))
+    store.close()
+    yield path
+
+
+def test_every_ddl_file_runs_on_an_empty_store() -> None:
+    con = duckdb.connect(":memory:")
+    try:
+        created = run_every_ddl_file(con, ALL_DDL)
+        rows = read_every_view(con, created)
+        assert len(created) >= 30, sorted(created)
+        assert rows["runs"] == 0 and rows["claims"] == 0
+        assert len(run_every_query(con)) == len(queries())
+    finally:
+        con.close()
+
+
+def test_every_ddl_file_runs_again_on_a_populated_store(populated: Path) -> None:
+    con = open_store(populated)
+    cur = store_cursor(con)
+    try:
+        counts = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ("spans", "reviews")}
+        assert counts["spans"] > 40 and counts["reviews"] == 1
+        created = run_every_ddl_file(cur, ALL_DDL)  # CREATE OR REPLACE / IF NOT EXISTS over the stored objects
+        rows = read_every_view(cur, created)
+        assert rows["claims"] > 0 and rows["review_status"] == 1 and rows["writer_trust"] == 1
+        assert {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in counts} == counts
+        assert len(run_every_query(cur)) == len(queries())
+    finally:
+        cur.close()
+        con.close()
+
+
+def test_a_failing_file_is_named() -> None:
+    """The runner above names the file: a broken copy of one view file fails with its path."""
+    broken = Statement(
+        "views/runs/runs", "views/runs/080_runs.sql", "CREATE OR REPLACE VIEW runs AS SELECT nope", "ddl"
+    )
+    con = duckdb.connect(":memory:")
+    try:
+        with pytest.raises(pytest.fail.Exception, match=r"otel_agent/store/views/runs/080_runs\.sql fails"):
+            run_every_ddl_file(con, [*ddl("views/runs")[:1], broken])
+    finally:
+        con.close()
+
+
+def test_a_view_that_binds_but_fails_when_read_is_named() -> None:
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("CREATE VIEW bad AS SELECT CAST('x' AS INTEGER) AS n FROM range(1)")
+        stmt = Statement("views/runs/bad", "views/runs/999_bad.sql", "", "ddl")
+        with pytest.raises(pytest.fail.Exception, match=r"view bad \(otel_agent/store/views/runs/999_bad\.sql\)"):
+            read_every_view(con, {"bad": stmt})
+    finally:
+        con.close()
+
+
+def test_an_incoming_table_is_what_the_writer_registers() -> None:
+    """The ingest statements read exactly the incoming_* tables listed here (the writer's contract)."""
+    used = set()
+    for stmt in queries():
+        if stmt.name.startswith("ingest/"):
+            used |= {w for w in INCOMING if w in stmt.sql}
+    assert used == set(INCOMING)
+    assert all(isinstance(schema, pa.Schema) for schema in INCOMING.values())
