@@ -62,16 +62,16 @@ class QueryTimeoutError(OtelAgentError):
     """A read-only query ran past its time limit and was interrupted (504-like; reported as 408)."""
 
 
-class SchemaVersionError(OtelAgentError):
-    """The DuckDB file was written by another schema version of otel_agent."""
-
-
 class StoreOpenError(OtelAgentError):
     """A store file cannot be opened: missing, corrupted, truncated, another format, not writable, held by
     another process, or its path runs under a regular file. The message names the file and the cause."""
 
 
-class StoreInUseError(OtelAgentError):
+class SchemaVersionError(StoreOpenError):
+    """The DuckDB file was written by another schema version of otel_agent, or is not an otel_agent store."""
+
+
+class StoreInUseError(StoreOpenError):
     """The store is already open for writing in this process (a receiver or an exporter holds it)."""
 
 

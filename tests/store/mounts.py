@@ -1,0 +1,54 @@
+"""Real small or read-only file systems for tests (tmpfs, mounted as root; skipped, saying why, where refused)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+@contextmanager
+def tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``where`` for the block; ``pytest.skip`` when mounting is refused."""
+    where.mkdir(parents=True, exist_ok=True)
+    done = _run("mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where))
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        _run("umount", "-l", str(where))
+
+
+def remount_read_only(where: Path) -> None:
+    done = _run("mount", "-o", "remount,ro", str(where))
+    assert done.returncode == 0, done.stderr
+
+
+@contextmanager
+def immutable(path: Path) -> Iterator[Path]:
+    """``path`` made unwritable even for root (``chattr +i``; chmod where not root); skip where neither works."""
+    import os
+
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(0o444)
+        try:
+            yield path
+        finally:
+            path.chmod(mode)
+        return
+    done = _run("chattr", "+i", str(path))
+    if done.returncode != 0:
+        pytest.skip(f"cannot make a file immutable here (chattr +i): {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        _run("chattr", "-i", str(path))
