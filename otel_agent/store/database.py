@@ -66,14 +66,20 @@ STORE_CATALOG = "otel_agent"
 the connection's default; cursors need ``store_cursor`` to get the same default."""
 
 
-def _stored_version(con: duckdb.DuckDBPyConnection) -> str | None:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'otel_agent_meta'"
-    ).fetchall()
-    if not exists or not exists[0][0]:
-        return None
-    row = con.execute("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'").fetchall()
-    return row[0][0] if row else None
+def store_facts(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> tuple[set[str], str | None]:
+    """The tables of ``catalog`` (default: the connection's current one) and the schema version it records."""
+    if catalog is None:
+        catalog = str(con.execute("SELECT current_database()").fetchall()[0][0])
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'", [catalog]
+        ).fetchall()
+    }
+    if META_TABLE not in tables:
+        return tables, None
+    row = con.execute(f'SELECT value FROM "{catalog}".main.{META_TABLE} WHERE key = ?', ["schema_version"]).fetchall()
+    return tables, (row[0][0] if row else None)
 
 
 def _migrate_1_to_2(con: duckdb.DuckDBPyConnection) -> None:
@@ -112,7 +118,7 @@ MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3), "3": ("4
 
 def migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Bring a store of an older schema version up to ``SCHEMA_VERSION`` (no-op when it is current)."""
-    version = _stored_version(con)
+    _tables, version = store_facts(con)
     if version == SCHEMA_VERSION or version not in MIGRATIONS:
         return
     con.execute("BEGIN")
@@ -127,18 +133,29 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
-def check_version(con: duckdb.DuckDBPyConnection, path: str | Path, *, read_only: bool = True) -> bool:
-    """True when the file already holds our schema; raise when it holds another version or other data."""
-    version = _stored_version(con)
+READABLE_OLDER_VERSIONS = ("3",)
+"""Older schema versions read read-only without a migration, through this release's views (store/shards.py):
+version 3 has every table of version 4 (its product tables made by its derived SQL) and no fingerprint."""
+
+
+def check_store(path: str | Path, tables: set[str], version: str | None, *, writing: bool) -> bool:
+    """Whether the file holds a store (``store_facts``): True for one this release can open (to migrate first,
+    when writing an older one), False for an empty new file (when writing). Raises ``SchemaVersionError`` for
+    a file of another version, other data, or a store that lacks tables."""
     if version is None:
-        others = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
-        if others and others[0][0]:
+        if tables - {META_TABLE}:
             raise SchemaVersionError(f"{path} is a DuckDB file with tables but not an otel_agent store")
-        return False
-    if version in MIGRATIONS and not read_only:
+        if writing:
+            return False
+        raise SchemaVersionError(f"{path} is not an otel_agent store (no {META_TABLE} table)")
+    if writing and version in MIGRATIONS:
         return True  # open_store migrates it
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION and (writing or version not in READABLE_OLDER_VERSIONS):
         raise version_mismatch(path, version)
+    needed = (*RAW_TABLES, *PRODUCT_TABLES) if version == SCHEMA_VERSION else RAW_TABLES
+    missing = [t for t in needed if t not in tables]
+    if missing:
+        raise SchemaVersionError(f"{path} lacks the tables {', '.join(missing)}")
     return True
 
 
@@ -315,7 +332,8 @@ def open_store(
             con.close()
             raise
     try:
-        existed = check_version(con, path, read_only=False)
+        tables, version = store_facts(con)
+        existed = check_store(path, tables, version, writing=True)
         migrate(con)
         con.execute("BEGIN")
         for stmt in ddl(SCHEMA_FOLDER):

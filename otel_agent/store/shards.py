@@ -5,7 +5,8 @@ A file whose stored derived SQL is this release's (its fingerprint, ``database.d
 is opened read-only as it is. Otherwise — a file written by another release, or several shards — an in-memory
 catalog gets one view per schema table over the file(s) attached read-only, and this release's derived SQL on
 top. A read-only file cannot be rewritten, so the current views live in that catalog, never in the file: one
-file is never read through two different view definitions (docs/schema.md, "Derived SQL and releases").
+file is never read through two different view definitions (docs/schema.md, "Derived SQL and releases"). The
+catalog's own ``otel_agent_meta`` says what it presents: this schema version and this release's fingerprint.
 
 Over shards every view gives the rows one store fed the same input would (provided each item landed in exactly
 one shard, which the Collector's ``load_balancing`` exporter does: it routes every span of a trace to the same
@@ -24,27 +25,25 @@ from pathlib import Path
 
 import duckdb
 
-from otel_agent.errors import SchemaVersionError, StoreOpenError
+from otel_agent.errors import StoreOpenError
 from otel_agent.store.database import (
     DUCKDB_CONFIG,
+    FINGERPRINT_KEY,
     META_TABLE,
     PRODUCT_TABLES,
     RAW_TABLES,
     SCHEMA_VERSION,
     apply_derived,
     check_file,
+    check_store,
     derived_fingerprint,
     open_failure,
+    store_facts,
     stored_fingerprint,
-    version_mismatch,
 )
 from otel_agent.store.statements import check_registered, statement
 
 __all__ = ["META_TABLE", "PRODUCT_TABLES", "RAW_TABLES", "ShardAttachError", "attach_shards", "open_read_only"]
-
-READABLE_OLDER_VERSIONS = ("3",)
-"""Older schema versions this release reads read-only without a migration (through the catalog: version 3 has
-every table of version 4, its product tables made by its derived SQL, and no fingerprint)."""
 
 
 class ShardAttachError(StoreOpenError):
@@ -53,33 +52,6 @@ class ShardAttachError(StoreOpenError):
 
 def _alias(i: int) -> str:
     return f"shard{i}"
-
-
-def _check_version(version: str | None, tables: set[str], path: str) -> None:
-    """A store of a version this release reads, holding the tables it needs."""
-    if version is None:
-        if tables - {META_TABLE}:
-            raise SchemaVersionError(f"{path} is a DuckDB file with tables but not an otel_agent store")
-        raise SchemaVersionError(f"{path} is not an otel_agent store (no {META_TABLE} table)")
-    if version != SCHEMA_VERSION and version not in READABLE_OLDER_VERSIONS:
-        raise version_mismatch(path, version)
-    needed = RAW_TABLES if version != SCHEMA_VERSION else (*RAW_TABLES, *PRODUCT_TABLES)
-    missing = [t for t in needed if t not in tables]
-    if missing:
-        raise SchemaVersionError(f"{path} lacks the tables {', '.join(missing)}")
-
-
-def _tables_and_version(con: duckdb.DuckDBPyConnection, catalog: str) -> tuple[set[str], str | None]:
-    tables = {
-        r[0]
-        for r in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = ? AND schema_name = 'main'", [catalog]
-        ).fetchall()
-    }
-    if META_TABLE not in tables:
-        return tables, None
-    row = con.execute(f"SELECT value FROM {catalog}.main.{META_TABLE} WHERE key = 'schema_version'").fetchall()
-    return tables, (row[0][0] if row else None)
 
 
 def _attach(con: duckdb.DuckDBPyConnection, alias: str, path: str) -> None:
@@ -113,15 +85,13 @@ def attach_shards(paths: list[str]) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config=DUCKDB_CONFIG)
     try:
         having: dict[str, list[int]] = {}
-        versions = []
         for i, path in enumerate(paths):
             _attach(con, _alias(i), path)
             try:
-                tables, version = _tables_and_version(con, _alias(i))
+                tables, version = store_facts(con, _alias(i))
             except duckdb.Error as exc:
                 raise ShardAttachError(str(open_failure(path, exc))) from exc
-            _check_version(version, tables, path)
-            versions.append(version)
+            check_store(path, tables, version, writing=False)
             for table in tables:
                 having.setdefault(table, []).append(i)
         for table in RAW_TABLES:
@@ -131,9 +101,12 @@ def attach_shards(paths: list[str]) -> duckdb.DuckDBPyConnection:
                 con.execute(f"CREATE VIEW {table} AS {union_sql(table, having[table])}")
             else:  # a version-3 file that never had them: empty, as a new store has them
                 con.execute(statement(ddl_name))
-        # The store's facts: the first shard's, with this release's schema version where every shard reads as it.
-        first = _alias(versions.index(SCHEMA_VERSION)) if SCHEMA_VERSION in versions else _alias(0)
-        con.execute(f"CREATE VIEW {META_TABLE} AS SELECT * FROM {first}.main.{META_TABLE}")
+        # The catalog's facts: the files read as this schema version, through this release's derived SQL.
+        con.execute(statement("schema/meta"))
+        con.execute(
+            f"INSERT INTO {META_TABLE} VALUES ('schema_version', ?), (?, ?)",
+            [SCHEMA_VERSION, FINGERPRINT_KEY, derived_fingerprint()],
+        )
         apply_derived(con)
     except BaseException:
         con.close()
@@ -164,8 +137,8 @@ def open_read_only(paths: list[str]) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         raise open_failure(path, exc) from exc
     try:
-        tables, version = _tables_and_version(con, _catalog_of(con))
-        _check_version(version, tables, path)
+        tables, version = store_facts(con)
+        check_store(path, tables, version, writing=False)
         current = version == SCHEMA_VERSION and stored_fingerprint(con) == derived_fingerprint()
     except duckdb.Error as exc:
         con.close()
@@ -177,7 +150,3 @@ def open_read_only(paths: list[str]) -> duckdb.DuckDBPyConnection:
         return con
     con.close()  # another release's views (or none): read it through the current ones
     return attach_shards(paths)
-
-
-def _catalog_of(con: duckdb.DuckDBPyConnection) -> str:
-    return str(con.execute("SELECT current_database()").fetchall()[0][0])
