@@ -70,7 +70,7 @@ def read_every_view(cur: duckdb.DuckDBPyConnection, created: dict[str, Statement
     return rows
 
 
-def run_every_query(cur: duckdb.DuckDBPyConnection) -> list[str]:
+def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement, ...] | None = None) -> list[str]:
     """Ingest statements run over empty incoming tables in a rolled-back transaction (a TEMP table one creates is
     there for the next, as in a commit); other query statements are prepared (bound, not run)."""
     done = []
@@ -78,7 +78,7 @@ def run_every_query(cur: duckdb.DuckDBPyConnection) -> list[str]:
         cur.register(name, schema.empty_table())
     cur.execute("BEGIN")
     try:
-        for stmt in queries():
+        for stmt in queries() if statements is None else statements:
             for part in cur.extract_statements(stmt.sql):
                 try:
                     if stmt.name.startswith("ingest/"):
@@ -170,3 +170,19 @@ def test_an_incoming_table_is_what_the_writer_registers() -> None:
             used |= {w for w in INCOMING if w in stmt.sql}
     assert used == set(INCOMING)
     assert all(isinstance(schema, pa.Schema) for schema in INCOMING.values())
+
+
+def test_a_parameterised_query_is_prepared_not_run_and_a_broken_one_is_named() -> None:
+    """The console's page queries (store/console/) take parameters: they are bound by PREPARE, not executed."""
+    con = duckdb.connect(":memory:")
+    try:
+        run_every_ddl_file(con, ALL_DDL)
+        good = Statement(
+            "console/run", "console/run.sql", "SELECT * FROM runs WHERE run_id = $run_id LIMIT $n", "query"
+        )
+        assert run_every_query(con, (good,)) == ["console/run"]
+        bad = Statement("console/bad", "console/bad.sql", "SELECT no_such_column FROM runs WHERE run_id = ?", "query")
+        with pytest.raises(pytest.fail.Exception, match=r"query console/bad \(otel_agent/store/console/bad\.sql\)"):
+            run_every_query(con, (bad,))
+    finally:
+        con.close()
