@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -219,14 +220,16 @@ def schema_tables() -> tuple[str, ...]:
     return tuple(r[0] for r in rows)
 
 
-def held_by(path: str) -> str:
-    """Who holds ``path`` (a receiver announces itself in ``<path>.receiver.json``), for error messages."""
+def held_by(path: str, duckdb_message: str = "") -> str:
+    """Who holds ``path``, for error messages: the receiver that announces itself in ``<path>.receiver.json``,
+    else the process DuckDB names in its lock error (``... is held in /usr/bin/python3 (PID 123)``)."""
     announce = Path(path + ".receiver.json")
     try:
         info = json.loads(announce.read_text())
         return f"a receiver (pid {int(info['pid'])}, {info.get('http', '?')}; see {announce})"
     except (OSError, ValueError, KeyError, TypeError):
-        return "another process"
+        pid = re.search(r"\(PID (\d+)\)", duckdb_message)
+        return f"another process (pid {pid.group(1)})" if pid else "another process"
 
 
 _DUCKDB_MAGIC = b"DUCK"
@@ -265,7 +268,7 @@ def open_failure(path: str, exc: BaseException) -> StoreOpenError:
     if isinstance(exc, OSError):
         cause = exc.strerror or text
     elif "could not set lock" in low or "conflicting lock" in low:
-        cause = f"it is held by {held_by(path)}"
+        cause = f"it is held by {held_by(path, text)}"
     elif "read-only file system" in low:
         cause = "the file system is read-only"
     elif "permission denied" in low or "operation not permitted" in low:
