@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from functools import cache
 from pathlib import Path
 
 import duckdb
 
-from otel_agent.errors import SchemaVersionError, StoreInUseError, StoreOpenError
+from otel_agent.errors import SchemaVersionError, StoreInUseError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
+from otel_agent.store.open_errors import check_file, open_failure
 from otel_agent.store.prices import load_prices, shipped_prices_text
 from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, check_registered, ddl, statement
 
@@ -218,72 +218,6 @@ def schema_tables() -> tuple[str, ...]:
     finally:
         con.close()
     return tuple(r[0] for r in rows)
-
-
-def held_by(path: str, duckdb_message: str = "") -> str:
-    """Who holds ``path``, for error messages: the receiver that announces itself in ``<path>.receiver.json``,
-    else the process DuckDB names in its lock error (``... is held in /usr/bin/python3 (PID 123)``)."""
-    announce = Path(path + ".receiver.json")
-    try:
-        info = json.loads(announce.read_text())
-        return f"a receiver (pid {int(info['pid'])}, {info.get('http', '?')}; see {announce})"
-    except (OSError, ValueError, KeyError, TypeError):
-        pid = re.search(r"\(PID (\d+)\)", duckdb_message)
-        return f"another process (pid {pid.group(1)})" if pid else "another process"
-
-
-_DUCKDB_MAGIC = b"DUCK"
-
-
-def check_file(path: str) -> None:
-    """Refuse, before DuckDB reads it, a path that cannot be a store: under a regular file, a directory, an
-    empty file, or a file of another format (DuckDB would try to load an extension for a SQLite file)."""
-    p = Path(path)
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise StoreOpenError(f"cannot open the store {path}: {parent} is a file, not a directory")
-            break
-    if p.is_dir():
-        raise StoreOpenError(f"cannot open the store {path}: it is a directory")
-    if not p.exists():
-        return
-    try:
-        with p.open("rb") as f:
-            head = f.read(16)
-    except OSError as exc:
-        raise StoreOpenError(f"cannot open the store {path}: {exc.strerror or exc}") from exc
-    if not head:
-        raise StoreOpenError(f"cannot open the store {path}: the file is empty (0 bytes), not an otel_agent store")
-    if head.startswith(b"SQLite format 3"):
-        raise StoreOpenError(f"cannot open the store {path}: it is a SQLite database, not an otel_agent store")
-    if head[8:12] != _DUCKDB_MAGIC:
-        raise StoreOpenError(f"cannot open the store {path}: not a DuckDB file (another format, or damaged)")
-
-
-def open_failure(path: str, exc: BaseException) -> StoreOpenError:
-    """One line for a file DuckDB could not open or read, naming the file and the cause in words."""
-    text = str(exc)
-    low = text.lower()
-    if isinstance(exc, OSError):
-        cause = exc.strerror or text
-    elif "could not set lock" in low or "conflicting lock" in low:
-        cause = f"it is held by {held_by(path, text)}"
-    elif "read-only file system" in low:
-        cause = "the file system is read-only"
-    elif "permission denied" in low or "operation not permitted" in low:
-        cause = "the file is not writable (permission denied)" if "open file" in low else "permission denied"
-    elif "could not read enough bytes" in low:
-        cause = "the file is truncated (shorter than DuckDB's own header says)"
-    elif "corrupt" in low or "checksum" in low:
-        cause = "the file is corrupted (a block checksum does not match)"
-    elif "not a valid duckdb database" in low:
-        cause = "not a DuckDB file (another format, or damaged)"
-    elif "no space left" in low:
-        cause = "no space left on the device"
-    else:
-        cause = text.splitlines()[0] if text else type(exc).__name__
-    return StoreOpenError(f"cannot open the store {path}: {cause}")
 
 
 def open_store(

@@ -34,13 +34,12 @@ from otel_agent.store.database import (
     RAW_TABLES,
     SCHEMA_VERSION,
     apply_derived,
-    check_file,
     check_store,
     derived_fingerprint,
-    open_failure,
     store_facts,
     stored_fingerprint,
 )
+from otel_agent.store.open_errors import check_file, open_failure
 from otel_agent.store.statements import check_registered, statement
 
 __all__ = ["META_TABLE", "PRODUCT_TABLES", "RAW_TABLES", "ShardAttachError", "attach_shards", "open_read_only"]
