@@ -79,7 +79,7 @@ class ConfigError(OtelAgentError):
     """A setting has a value that cannot be used."""
 
 
-class StoreHeldError(ConfigError):
+class StoreHeldError(StoreOpenError, ConfigError):
     """Another process (a receiver, an exporter, a DuckDB shell) holds the store file's lock."""
 
 

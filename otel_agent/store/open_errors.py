@@ -3,23 +3,24 @@ errors turned into ``StoreOpenError`` messages that name the file and the cause 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from otel_agent.errors import StoreOpenError
+from otel_agent.errors import StoreHeldError, StoreOpenError
+
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<pid>\d+)\)")
 
 
 def held_by(path: str, duckdb_message: str = "") -> str:
-    """Who holds ``path``, for error messages: the receiver that announces itself in ``<path>.receiver.json``,
-    else the process DuckDB names in its lock error (``... is held in /usr/bin/python3 (PID 123)``)."""
-    announce = Path(path + ".receiver.json")
-    try:
-        info = json.loads(announce.read_text())
-        return f"a receiver (pid {int(info['pid'])}, {info.get('http', '?')}; see {announce})"
-    except (OSError, ValueError, KeyError, TypeError):
-        pid = re.search(r"\(PID (\d+)\)", duckdb_message)
-        return f"another process (pid {pid.group(1)})" if pid else "another process"
+    """Who holds ``path``, for error messages: the receiver its discovery file names (server/discovery.py), else
+    the process DuckDB names in its lock error (``Conflicting lock is held in /usr/bin/python3 (PID 123)``)."""
+    from otel_agent.server.discovery import read_discovery  # the one reader of <db>.receiver.json
+
+    held = read_discovery(path)
+    if held is not None:
+        return f"held by an otel-agent receiver ({held.describe()}; see {path}.receiver.json)"
+    match = _LOCK_HOLDER.search(duckdb_message)
+    return f"locked by another process (PID {match['pid']}, {match['exe']})" if match else "locked by another process"
 
 
 _DUCKDB_MAGIC = b"DUCK"
@@ -58,7 +59,7 @@ def open_failure(path: str, exc: BaseException) -> StoreOpenError:
     if isinstance(exc, OSError):
         cause = exc.strerror or text
     elif "could not set lock" in low or "conflicting lock" in low:
-        cause = f"it is held by {held_by(path, text)}"
+        return StoreHeldError(f"cannot open the store {path}: it is {held_by(path, text)}")
     elif "read-only file system" in low:
         cause = "the file system is read-only"
     elif "permission denied" in low or "operation not permitted" in low:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from otel_agent.errors import StoreOpenError
+from otel_agent.errors import StoreHeldError, StoreOpenError
 from otel_agent.store.database import (
     DUCKDB_CONFIG,
     FINGERPRINT_KEY,
@@ -58,7 +58,7 @@ def _attach(con: duckdb.DuckDBPyConnection, alias: str, path: str) -> None:
         con.execute(f"ATTACH ? AS {alias} (READ_ONLY)", [path])
     except duckdb.Error as exc:
         failure = open_failure(path, exc)
-        if "held by" in str(failure):
+        if isinstance(failure, StoreHeldError):
             raise ShardAttachError(
                 f"{failure}: stop it before querying shards together, or query that receiver alone "
                 "(otel-agent sql --db PATH)"

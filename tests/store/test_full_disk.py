@@ -15,7 +15,7 @@ import duckdb
 import pytest
 import requests
 
-from otel_agent.errors import StoreOpenError
+from otel_agent.errors import StoreHeldError
 from otel_agent.store.database import open_store
 from tests.otlp_builders import span_request
 from tests.store.mounts import tmpfs
@@ -96,7 +96,9 @@ def test_a_store_held_by_another_process_is_refused_in_one_line(tmp_path: Path) 
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
         started = time.monotonic()
         for read_only in (False, True):
-            with pytest.raises(StoreOpenError, match=rf"it is held by another process \(pid {holder.pid}\)") as caught:
+            with pytest.raises(
+                StoreHeldError, match=rf"it is locked by another process \(PID {holder.pid}, "
+            ) as caught:
                 open_store(path, read_only=read_only)
             assert str(path) in str(caught.value)
         assert time.monotonic() - started < 30

@@ -87,7 +87,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], type[OtelAgentError], str]] = {
     "empty": (empty_file, StoreOpenError, "the file is empty"),
     "foreign-duckdb": (foreign_duckdb, SchemaVersionError, "a DuckDB file with tables but not an otel_agent store"),
     "under-a-file": (under_a_regular_file, StoreOpenError, "plain.txt is a file, not a directory"),
-    "directory": (a_directory, StoreOpenError, "it is a directory"),
+    "directory": (a_directory, StoreOpenError, "is a directory"),
 }
 
 
@@ -105,7 +105,7 @@ def sql_command(db: Path) -> subprocess.CompletedProcess[str]:
 
 
 def assert_one_line(done: subprocess.CompletedProcess[str], path: Path, cause: str) -> None:
-    assert done.returncode != 0
+    assert done.returncode == 2, (done.returncode, done.stderr)  # the CLI's answer to an OtelAgentError
     assert "Traceback" not in done.stderr, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -124,7 +124,7 @@ def test_a_file_that_is_no_store_is_refused_in_one_line(tmp_path: Path, case: st
         assert str(path) in message and cause in message, message
         assert "\n" not in message
         assert snapshot(path) == before, "the file is left as it was"
-    # the query client checks that the file exists first (its own one line: "no DuckDB file at PATH")
+    # the CLI checks that the file exists first (its own one line: "no DuckDB file at PATH")
     assert_one_line(sql_command(path), path, "no DuckDB file" if case == "under-a-file" else cause)
     assert snapshot(path) == before
     assert not Path(str(path) + ".wal").exists()
