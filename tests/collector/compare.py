@@ -35,7 +35,7 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def manifest_views() -> set[str]:
+def declared_views() -> set[str]:
     """Names of the views the derived SQL files declare (a cross-check of the list read from a store)."""
     names = set()
     for folder in DERIVED_FOLDERS:

@@ -20,7 +20,7 @@ import duckdb
 
 from otel_agent.store.shards import RAW_TABLES
 from tests.collector import workload
-from tests.collector.compare import Snapshot, collect, describe, differences, manifest_views, relations_of, snapshot_sql
+from tests.collector.compare import Snapshot, collect, declared_views, describe, differences, relations_of, snapshot_sql
 from tests.collector.conftest import otel_agent_sql, wait_for_count
 
 RUNS = 12  # planner runs, each with one handoff: 38 traces over 3 shards
@@ -117,7 +117,7 @@ def test_trace_id_shards_query_as_one_store(make_receiver, make_collector, tmp_p
     finally:
         con.close()
     views = [name for name in relations if name not in RAW_TABLES]
-    assert manifest_views() <= set(views), "a view the derived SQL declares is missing from the store"
+    assert declared_views() <= set(views), "a view the derived SQL declares is missing from the store"
     want = snapshot([single_path], relations)
     got = snapshot(shard_paths, relations)
     assert {t: sum(want[t].values()) for t in ("spans", "span_events", "span_links", "logs", "metric_points")} == {
