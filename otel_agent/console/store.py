@@ -23,7 +23,7 @@ import duckdb
 from otel_agent.errors import QueryTimeoutError
 from otel_agent.export.reader import Reader
 from otel_agent.store.database import store_cursor
-from otel_agent.store.sql_files import read_sql
+from otel_agent.store.statements import statement
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -39,8 +39,8 @@ FIRST_WAIT_S = 5.0
 
 @functools.cache
 def console_sql(name: str) -> str:
-    """The text of ``otel_agent/store/console/<name>.sql``."""
-    return read_sql(FOLDER, f"{name}.sql")
+    """The text of the registered statement ``console/<name>`` (``otel_agent/store/console/<name>.sql``)."""
+    return statement(f"{FOLDER}/{name}")
 
 
 class Queries:
