@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_agent.store.sql_files import read_sql
+from otel_agent.store.statements import statement
 from tests.derived_runs.runs_support import query, write_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_each_row_gets_its_category(tmp_path: Path) -> None:
 
 def recognised_values() -> set[tuple[str, str]]:
     """Every (attribute, value) the classification SQL maps to a category."""
-    sql = read_sql("views/runs", "030_classified.sql")
+    sql = statement("views/runs/classified")
     values: set[tuple[str, str]] = set()
     for equal, listed in re.findall(r"op_name\s*(?:=\s*'([a-z_]+)'|IN\s*\(([^)]*)\))", sql):
         for v in [equal] if equal else re.findall(r"'([a-z_]+)'", listed):
