@@ -172,8 +172,9 @@ def test_a_dead_decode_worker_is_replaced(make_receiver):
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     receiver = make_receiver(decode_workers=2)
-    workers = [p for p in psutil.Process().children(recursive=True) if "spawn_main" in " ".join(p.cmdline())]
-    assert len(workers) == 2
+    workers = [psutil.Process(pid) for pid in receiver.decoder.pids]
+    assert len(workers) == 2 and all("otel_agent.ingest.decode_worker" in " ".join(w.cmdline()) for w in workers)
+    assert {w.pid for w in workers} <= {c.pid for c in psutil.Process().children()}
     for w in workers:
         w.kill()
         w.wait(10)
