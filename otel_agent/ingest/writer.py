@@ -156,11 +156,7 @@ class Writer:
                 raise ShuttingDownError("the receiver is shutting down")
             others = self._inflight - admission.nbytes
             if others and self._inflight + nbytes > self.max_inflight_bytes:
-                self.stats.refused += 1
-                raise QueueFullError(
-                    f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
-                    retry_after_s=self.retry_after_s(),
-                )
+                raise self._refusal_locked()
             self._inflight += nbytes
             admission.nbytes += nbytes
 
@@ -171,11 +167,14 @@ class Writer:
             if not self._accepting:
                 raise ShuttingDownError("the receiver is shutting down")
             if self._inflight >= self.max_inflight_bytes:
-                self.stats.refused += 1
-                raise QueueFullError(
-                    f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
-                    retry_after_s=self.retry_after_s(),
-                )
+                raise self._refusal_locked()
+
+    def _refusal_locked(self) -> QueueFullError:
+        self.stats.refused += 1
+        return QueueFullError(
+            f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
+            retry_after_s=self.retry_after_s(),
+        )
 
     def retry_after_s(self) -> float:
         """A jittered hint for refused clients: about the time to drain what is in flight, at least 1 s.
