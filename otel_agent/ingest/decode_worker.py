@@ -13,7 +13,6 @@ the kernel when the parent dies) or when its parent PID changes (re-parented to 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import pickle
 import signal
@@ -31,10 +30,10 @@ def die_with_parent(parent_pid: int) -> None:
     checks of ``serve`` do it), then make sure the parent had not already gone before the request."""
     if sys.platform.startswith("linux"):
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except OSError:
-            pass  # no libc to call: the liveness checks still apply
+            # CDLL(None): the symbols already loaded into this process, libc's prctl among them.
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # no prctl to call: the liveness checks still apply
     if os.getppid() != parent_pid:
         os._exit(0)
 
