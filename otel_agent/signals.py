@@ -38,7 +38,8 @@ Fold = Callable[[Any, Redactor, str | None, int], FoldedBatch]
 
 @dataclass(frozen=True)
 class Statements:
-    """Names of the statements (``store/ingest/<name>.sql``) that store one table or one signal's tables.
+    """Names of the statements (``"ingest/<stem>"``: ``store/ingest/<stem>.sql``) that store one table or one
+    signal's tables.
 
     ``duplicates`` counts incoming items already stored (empty for lookup tables, which follow their
     signal's answer); ``insert_all`` is the fast path when nothing is stored or repeated, ``insert_new``
@@ -104,15 +105,17 @@ TRACES = Signal(
         {"spans": SPANS_SCHEMA, "span_events": SPAN_EVENTS_SCHEMA, "span_links": SPAN_LINKS_SCHEMA}
     ),
     key=("end_time", "trace_id", "span_id"),
-    statements=Statements("spans_insert_all", "spans_insert_new", "spans_duplicates"),
+    statements=Statements("ingest/spans_insert_all", "ingest/spans_insert_new", "ingest/spans_duplicates"),
     lookups=(
         LookupTable(
-            "lineage_keys", LINEAGE_KEYS_SCHEMA, Statements("lineage_keys_insert_all", "lineage_keys_insert_new")
+            "lineage_keys",
+            LINEAGE_KEYS_SCHEMA,
+            Statements("ingest/lineage_keys_insert_all", "ingest/lineage_keys_insert_new"),
         ),
         LookupTable(
             "parsed_retrieval_documents",
             PARSED_DOCUMENTS_SCHEMA,
-            Statements("documents_insert_all", "documents_insert_new"),
+            Statements("ingest/documents_insert_all", "ingest/documents_insert_new"),
         ),
     ),
 )
@@ -128,7 +131,7 @@ LOGS = Signal(
     fold=fold_logs,
     tables=MappingProxyType({"logs": LOGS_SCHEMA}),
     key=("time", "content_hash"),
-    statements=Statements("logs_insert_all", "logs_insert_new", "logs_duplicates"),
+    statements=Statements("ingest/logs_insert_all", "ingest/logs_insert_new", "ingest/logs_duplicates"),
 )
 
 METRICS = Signal(
@@ -142,7 +145,9 @@ METRICS = Signal(
     fold=fold_metrics,
     tables=MappingProxyType({"metric_points": METRIC_POINTS_SCHEMA}),
     key=("time", "content_hash"),
-    statements=Statements("metric_points_insert_all", "metric_points_insert_new", "metric_points_duplicates"),
+    statements=Statements(
+        "ingest/metric_points_insert_all", "ingest/metric_points_insert_new", "ingest/metric_points_duplicates"
+    ),
 )
 
 SIGNALS: Mapping[str, Signal] = MappingProxyType({s.name: s for s in (TRACES, LOGS, METRICS)})

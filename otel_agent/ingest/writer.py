@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 
 
 def _statement(name: str) -> str:
-    """The text of the named statement in ``store/ingest/``."""
-    return read_sql("ingest", f"{name}.sql")
+    """The text of a named statement: ``"<folder>/<stem>"`` is ``store/<folder>/<stem>.sql``."""
+    folder, _, stem = name.rpartition("/")
+    return read_sql(folder, stem + ".sql")
 
 
 def _repeats(table: pa.Table, keys: tuple[str, ...]) -> int:
