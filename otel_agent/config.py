@@ -57,6 +57,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("batch_max_items", 50_000, int, "Most spans/records/points one group commit takes."),
     Setting("batch_timeout_ms", 0, int, "How long the writer waits to grow a group commit (0: commit at once)."),
     Setting("decode_workers", 2, int, "Worker processes that decode OTLP (0: decode in the request threads)."),
+    Setting(
+        "decode_timeout_s",
+        30.0,
+        float,
+        "Longest wait for a free decode worker, and for one decode; past it the worker is replaced and the "
+        "request gets 503 / UNAVAILABLE.",
+    ),
     Setting("tokens_file", None, str, "JSON file of bearer tokens → principal and roles; enables auth."),
     Setting("insecure", False, bool, "Allow binding a non-loopback address without a tokens file.", True),
     Setting("redaction_rules", None, str, "JSON file of redaction rules (regex → drop | hash | keep)."),
@@ -141,6 +148,7 @@ class ReceiverConfig:
     batch_max_items: int = BY_NAME["batch_max_items"].default
     batch_timeout_ms: int = BY_NAME["batch_timeout_ms"].default
     decode_workers: int = BY_NAME["decode_workers"].default
+    decode_timeout_s: float = BY_NAME["decode_timeout_s"].default
     tokens_file: str | None = None
     insecure: bool = False
     redaction_rules: str | None = None
@@ -175,6 +183,8 @@ class ReceiverConfig:
         for name in ("max_message_bytes", "queue_max_bytes", "batch_max_items", "query_max_bytes", "query_workers"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive")
+        if self.decode_timeout_s <= 0:
+            raise ConfigError("decode_timeout_s must be positive")
         if self.decode_workers < 0:
             raise ConfigError("decode_workers must be 0 or more")
         if not self.tokens_file and not self.insecure:

@@ -1,8 +1,9 @@
 """The one writer: owns the write connection, commits waiting batches together, acknowledges after COMMIT.
 
-Flow control is by admission: a request reserves its payload size before it is decoded and releases it
-after its commit, so memory held by decoding, queueing and committing is bounded. A request that does not
-fit gets ``QueueFullError`` at once (a retryable reply), never a silent drop.
+Flow control is by admission: a request reserves its payload size as its body is read (HTTP) or before
+it is decoded (gRPC, whose messages arrive whole; reading starts only while the bound has room) and
+releases it after its commit, so memory held by reading, decoding, queueing and committing is bounded. A
+request that does not fit gets ``QueueFullError`` at once (a retryable reply), never a silent drop.
 """
 
 from __future__ import annotations
@@ -12,62 +13,62 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
-from otel_agent.fold.logs import LOGS_SCHEMA
-from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
-from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
+from otel_agent.signals import SIGNALS, Signal
 from otel_agent.store.statements import statement
 
 log = logging.getLogger(__name__)
 
-# signal → (SQL file prefix in store/ingest/, {incoming table name: schema}). Each prefix has three files:
-# _duplicates.sql (counts stored items), _insert_all.sql (the fast path when none is stored or repeated) and
-# _insert_new.sql (the re-delivery path).
-_SIGNAL_SQL = {
-    "traces": (
-        "spans",
-        {"spans": SPANS_SCHEMA, "span_events": SPAN_EVENTS_SCHEMA, "span_links": SPAN_LINKS_SCHEMA},
-    ),
-    "logs": ("logs", {"logs": LOGS_SCHEMA}),
-    "metrics": ("metric_points", {"metric_points": METRIC_POINTS_SCHEMA}),
-}
-# The re-delivery key of each signal's main table (see docs/schema.md).
-_KEYS = {
-    "traces": ["end_time", "trace_id", "span_id"],
-    "logs": ["time", "content_hash"],
-    "metrics": ["time", "content_hash"],
-}
 
-
-def _repeats(table: pa.Table, keys: list[str]) -> int:
+def _repeats(table: pa.Table, keys: tuple[str, ...]) -> int:
     """Rows of ``table`` whose key appears earlier in it (two copies of one span in one group commit)."""
-    return table.num_rows - table.group_by(keys).aggregate([]).num_rows
+    return table.num_rows - table.group_by(list(keys)).aggregate([]).num_rows
 
 
 T = TypeVar("T")
 
 
 @dataclass
-class _WriteJob:
-    """A function to run in its own transaction on the writer thread (see ``Writer.run_write``)."""
+class Admission:
+    """Bytes a request holds against the in-flight bound, from before its body is read to its commit."""
 
-    fn: Callable[[duckdb.DuckDBPyConnection], object]
-    items: int = 0
+    nbytes: int
+    released: bool = False
 
 
 @dataclass
-class Admission:
-    nbytes: int
-    released: bool = False
+class _BatchJob:
+    """A decoded request to group-commit; ``future`` resolves with the batch once it has committed."""
+
+    batch: FoldedBatch
+    admission: Admission
+    future: Future[FoldedBatch]
+
+    @property
+    def items(self) -> int:
+        return self.batch.items
+
+
+@dataclass
+class _WriteJob:
+    """A function to run in its own transaction on the writer thread (see ``Writer.run_write``)."""
+
+    fn: Callable[[duckdb.DuckDBPyConnection], Any]
+    future: Future[Any]
+    items: int = 0
+
+
+_Job = _BatchJob | _WriteJob
 
 
 @dataclass
@@ -102,38 +103,20 @@ class Writer:
         self.batch_max_items = batch_max_items
         self.batch_timeout_s = batch_timeout_s
         self.stats = WriterStats()
-        self._sql = {  # signal → its statements (otel_agent/store/statements.py, QUERIES)
-            "traces": {
-                "duplicates": statement("ingest/spans_duplicates"),
-                "insert_all": statement("ingest/spans_insert_all"),
-                "insert_new": statement("ingest/spans_insert_new"),
-            },
-            "logs": {
-                "duplicates": statement("ingest/logs_duplicates"),
-                "insert_all": statement("ingest/logs_insert_all"),
-                "insert_new": statement("ingest/logs_insert_new"),
-            },
-            "metrics": {
-                "duplicates": statement("ingest/metric_points_duplicates"),
-                "insert_all": statement("ingest/metric_points_insert_all"),
-                "insert_new": statement("ingest/metric_points_insert_new"),
-            },
+        # Every statement is read once, at start: a missing file fails here, not on the first request.
+        self._sql = {
+            name: statement(name)
+            for spec in SIGNALS.values()
+            for statements in (spec.statements, *(t.statements for t in spec.lookups))
+            for name in (statements.duplicates, statements.insert_all, statements.insert_new)
+            if name
         }
-        self._lookup_sql = {
-            "lineage_keys": {
-                "all": statement("ingest/lineage_keys_insert_all"),
-                "new": statement("ingest/lineage_keys_insert_new"),
-            },
-            "parsed_retrieval_documents": {
-                "all": statement("ingest/documents_insert_all"),
-                "new": statement("ingest/documents_insert_new"),
-            },
-        }
-        self._queue: queue.Queue[tuple[FoldedBatch, Admission, Future[FoldedBatch]] | None] = queue.Queue()
+        self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self._inflight = 0
         self._commit_rate = 0.0  # payload bytes committed per second of commit work (moving average)
         self._accepting = True
+        self._closed = False  # the stop marker is queued: nothing put after it would be answered
         self._thread = threading.Thread(target=self._run, name="otel-agent-writer", daemon=True)
         self._thread.start()
 
@@ -146,23 +129,47 @@ class Writer:
     def queue_depth(self) -> int:
         return self._queue.qsize()
 
+    @property
+    def accepting(self) -> bool:
+        return self._accepting
+
     def admit(self, nbytes: int) -> Admission:
         """Reserve room for a request of ``nbytes``; raises when full or stopping.
 
         A request larger than the whole bound is still admitted when nothing else is in flight, so one big
         request cannot be refused forever.
         """
+        admission = Admission(0)
+        self.grow(admission, nbytes)
+        return admission
+
+    def grow(self, admission: Admission, nbytes: int) -> None:
+        """Reserve ``nbytes`` more for an admitted request whose body is still being read (the same rule
+        as ``admit``: refused when the bound is passed while other requests hold bytes)."""
         with self._lock:
             if not self._accepting:
                 raise ShuttingDownError("the receiver is shutting down")
-            if self._inflight and self._inflight + nbytes > self.max_inflight_bytes:
-                self.stats.refused += 1
-                raise QueueFullError(
-                    f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
-                    retry_after_s=self.retry_after_s(),
-                )
+            others = self._inflight - admission.nbytes
+            if others and self._inflight + nbytes > self.max_inflight_bytes:
+                raise self._refusal_locked()
             self._inflight += nbytes
-        return Admission(nbytes)
+            admission.nbytes += nbytes
+
+    def check_room(self) -> None:
+        """Raise the reply ``admit`` would give when the bound is already reached: the gate a transport
+        passes before it reads a body whose size it cannot know in advance."""
+        with self._lock:
+            if not self._accepting:
+                raise ShuttingDownError("the receiver is shutting down")
+            if self._inflight >= self.max_inflight_bytes:
+                raise self._refusal_locked()
+
+    def _refusal_locked(self) -> QueueFullError:
+        self.stats.refused += 1
+        return QueueFullError(
+            f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
+            retry_after_s=self.retry_after_s(),
+        )
 
     def retry_after_s(self) -> float:
         """A jittered hint for refused clients: about the time to drain what is in flight, at least 1 s.
@@ -181,9 +188,9 @@ class Writer:
 
     def submit(self, batch: FoldedBatch, admission: Admission) -> Future[FoldedBatch]:
         """Queue a decoded batch; the future resolves with the batch after its data has committed."""
-        fut: Future[FoldedBatch] = Future()
-        self._queue.put((batch, admission, fut))
-        return fut
+        job = _BatchJob(batch, admission, Future())
+        self._enqueue(job)
+        return job.future
 
     def run_write(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         """Run ``fn(con)`` on the writer thread inside its own transaction and return its result.
@@ -192,9 +199,19 @@ class Writer:
         through the one writer like everything else, committed before this returns; an exception from
         ``fn`` rolls its transaction back and is raised here.
         """
-        fut: Future[T] = Future()
-        self._queue.put((_WriteJob(fn), Admission(0), fut))  # type: ignore[arg-type]
-        return fut.result()
+        future: Future[T] = Future()
+        self._enqueue(_WriteJob(fn, future))
+        return future.result()
+
+    def _enqueue(self, job: _Job) -> None:
+        """Queue a job, or fail its future when the thread has stopped (it would never be answered)."""
+        with self._lock:
+            if not self._closed:
+                self._queue.put(job)
+                return
+        if isinstance(job, _BatchJob):
+            self.release(job.admission)
+        job.future.set_exception(ShuttingDownError("the receiver is shutting down"))
 
     def write(self, batch: FoldedBatch) -> FoldedBatch:
         """Admit, submit and wait: the embedded exporter's path."""
@@ -208,7 +225,7 @@ class Writer:
             if first is None:
                 return
             group = [first]
-            items = first[0].items
+            items = first.items
             deadline = time.monotonic() + self.batch_timeout_s
             stop = False
             while items < self.batch_max_items:
@@ -221,41 +238,42 @@ class Writer:
                     stop = True
                     break
                 group.append(nxt)
-                items += nxt[0].items
+                items += nxt.items
             self._commit_group(group)
             if stop:
                 return
 
-    def _commit_group(self, group: list[tuple[FoldedBatch, Admission, Future[FoldedBatch]]]) -> None:
-        jobs = [g for g in group if isinstance(g[0], _WriteJob)]
-        if jobs:
-            group = [g for g in group if not isinstance(g[0], _WriteJob)]
-            for job, _, fut in jobs:
-                self._run_job(job, fut)  # type: ignore[arg-type]
-            if not group:
-                return
+    def _commit_group(self, group: list[_Job]) -> None:
+        batches: list[_BatchJob] = []
+        for job in group:
+            if isinstance(job, _WriteJob):
+                self._run_job(job)
+            else:
+                batches.append(job)
+        if not batches:
+            return
         try:
-            self._commit([g[0] for g in group])
-            outcome: list[BaseException | None] = [None] * len(group)
+            self._commit([j.batch for j in batches])
+            outcome: list[BaseException | None] = [None] * len(batches)
         except Exception as exc:  # one bad batch must not fail its neighbours: retry each alone
-            log.warning("group commit of %d batches failed (%s); committing one by one", len(group), exc)
+            log.warning("group commit of %d batches failed (%s); committing one by one", len(batches), exc)
             self.stats.failed_commits += 1
             outcome = []
-            for batch, _, _ in group:
+            for job in batches:
                 try:
-                    self._commit([batch])
+                    self._commit([job.batch])
                     outcome.append(None)
                 except Exception as single:
                     log.error("commit failed: %s", single)
                     outcome.append(StorageError(f"commit failed: {single}"))
-        for (batch, admission, fut), err in zip(group, outcome, strict=True):
-            self.release(admission)
+        for job, err in zip(batches, outcome, strict=True):
+            self.release(job.admission)
             if err is None:
-                fut.set_result(batch)
+                job.future.set_result(job.batch)
             else:
-                fut.set_exception(err)
+                job.future.set_exception(err)
 
-    def _run_job(self, job: _WriteJob, fut: Future) -> None:
+    def _run_job(self, job: _WriteJob) -> None:
         con = self.con
         try:
             con.execute("BEGIN")
@@ -266,9 +284,9 @@ class Writer:
                 con.execute("ROLLBACK")
             except duckdb.Error:
                 pass
-            fut.set_exception(exc)
+            job.future.set_exception(exc)
             return
-        fut.set_result(result)
+        job.future.set_result(result)
 
     def _commit(self, batches: list[FoldedBatch]) -> None:
         started = time.monotonic()
@@ -278,40 +296,26 @@ class Writer:
         rate = sum(b.payload_bytes for b in batches) / elapsed
         self._commit_rate = rate if not self._commit_rate else 0.8 * self._commit_rate + 0.2 * rate
 
+    @contextmanager
+    def _stage(self, name: str) -> Iterator[None]:
+        """Add the time spent inside the block to ``stats.stage_seconds[name]``."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stats.stage_seconds[name] += time.perf_counter() - started
+
     def _commit_sql(self, batches: list[FoldedBatch]) -> None:
         con = self.con
         by_signal: dict[str, list[FoldedBatch]] = {}
         for b in batches:
             by_signal.setdefault(b.signal, []).append(b)
-        stage = self.stats.stage_seconds
-        t0 = time.perf_counter()
         con.execute("BEGIN")
         try:
             for signal, members in by_signal.items():
-                _, tables = _SIGNAL_SQL[signal]
-                incoming: dict[str, pa.Table] = {}
-                for name, schema in tables.items():
-                    parts = [m.tables[name] for m in members if name in m.tables]
-                    incoming[name] = pa.concat_tables(parts) if parts else schema.empty_table()
-                    con.register("incoming_" + name, incoming[name])
-                sql = self._sql[signal]
-                repeated = _repeats(incoming[next(iter(tables))], _KEYS[signal])
-                t1 = time.perf_counter()
-                stage["prepare"] += t1 - t0
-                (stored,) = con.execute(sql["duplicates"]).fetchall()[0]
-                t2 = time.perf_counter()
-                stage["duplicates"] += t2 - t1
-                fast = not (stored or repeated)
-                con.execute(sql["insert_all"] if fast else sql["insert_new"]).fetchall()
-                if signal == "traces":
-                    self._write_lookup_tables(members, fast)
-                t0 = time.perf_counter()
-                stage["insert"] += t0 - t2
-                for name in tables:
-                    con.unregister("incoming_" + name)
-            t3 = time.perf_counter()
-            con.execute("COMMIT")
-            stage["commit"] += time.perf_counter() - t3
+                self._insert_signal(SIGNALS[signal], members)
+            with self._stage("commit"):
+                con.execute("COMMIT")
         except BaseException:
             try:
                 con.execute("ROLLBACK")
@@ -322,26 +326,50 @@ class Writer:
         self.stats.batches += len(batches)
         self.stats.items += sum(b.accepted for b in batches)
 
-    def _write_lookup_tables(self, members: list[FoldedBatch], fast: bool) -> None:
-        """The lookup tables' rows the fold computed: lineage_keys and parsed_retrieval_documents
-        (store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql). On the re-delivery path their SQL
+    def _insert_signal(self, spec: Signal, members: list[FoldedBatch]) -> None:
+        """Insert one signal's part of a group commit: all of it when none of its items is stored or repeated
+        (the fast path), else only the new ones (``docs/schema.md``, re-delivery)."""
+        con, sql, statements = self.con, self._sql, spec.statements
+        with self._stage("prepare"):
+            incoming: dict[str, pa.Table] = {}
+            for name, schema in spec.tables.items():
+                parts = [m.tables[name] for m in members if name in m.tables]
+                incoming[name] = pa.concat_tables(parts) if parts else schema.empty_table()
+                con.register("incoming_" + name, incoming[name])
+            repeated = _repeats(incoming[spec.main_table], spec.key)
+        with self._stage("duplicates"):
+            (stored,) = con.execute(sql[statements.duplicates]).fetchall()[0]
+        fast = not (stored or repeated)
+        with self._stage("insert"):
+            con.execute(sql[statements.insert_all if fast else statements.insert_new]).fetchall()
+            self._write_lookup_tables(spec, members, fast)
+        with self._stage("prepare"):
+            for name in spec.tables:
+                con.unregister("incoming_" + name)
+
+    def _write_lookup_tables(self, spec: Signal, members: list[FoldedBatch], fast: bool) -> None:
+        """The lookup tables' rows the fold computed (traces: lineage_keys and parsed_retrieval_documents,
+        store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql). On the re-delivery path their SQL
         rules are applied to the spans stored now instead. Each statement runs only when the batch has rows for
         it: DuckDB plans every statement anew, ~1 ms even for an empty insert, on this one thread."""
-        con, sql = self.con, self._lookup_sql
-        for table in ("lineage_keys", "parsed_retrieval_documents"):
-            parts = [m.tables[table] for m in members if table in m.tables and m.tables[table].num_rows]
+        con, sql = self.con, self._sql
+        for lookup in spec.lookups:
+            parts = [
+                m.tables[lookup.name] for m in members if lookup.name in m.tables and m.tables[lookup.name].num_rows
+            ]
             if not parts:
                 continue
             if fast:
-                con.register("incoming_" + table, pa.concat_tables(parts))
-                con.execute(sql[table]["all"]).fetchall()
-                con.unregister("incoming_" + table)
+                con.register("incoming_" + lookup.name, pa.concat_tables(parts))
+                con.execute(sql[lookup.statements.insert_all]).fetchall()
+                con.unregister("incoming_" + lookup.name)
             else:
-                con.execute(sql[table]["new"]).fetchall()
+                con.execute(sql[lookup.statements.insert_new]).fetchall()
 
     def close(self) -> None:
         """Refuse new work, commit everything already queued, stop the thread."""
         with self._lock:
             self._accepting = False
-        self._queue.put(None)
+            self._closed = True
+            self._queue.put(None)
         self._thread.join()

@@ -113,8 +113,9 @@ class Authenticator:
             raise ConfigError(f"cannot read tokens file {path}: not JSON ({exc})") from exc
         return cls(parse_tokens(doc, str(path)))
 
-    def authenticate(self, authorization: str | None, role: str) -> Principal:
-        """The principal behind an ``Authorization`` header value, checked for ``role``."""
+    def authenticate(self, authorization: str | None, role: str | None) -> Principal:
+        """The principal behind an ``Authorization`` header value, checked for ``role`` (None: any role;
+        the token only has to be known)."""
         if self._by_hash is None:
             return ANONYMOUS
         if not authorization:
@@ -129,6 +130,6 @@ class Authenticator:
                 principal = who
         if principal is None:
             raise UnauthenticatedError("unknown bearer token")
-        if role not in principal.roles:
+        if role is not None and role not in principal.roles:
             raise PermissionDeniedError(f"principal {principal.name!r} lacks the {role!r} role")
         return principal

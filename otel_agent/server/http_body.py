@@ -6,6 +6,7 @@ A gzip bomb never expands past the limit: decompression is incremental with ``ma
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 from starlette.requests import Request
 
@@ -30,14 +31,26 @@ def body_format(request: Request) -> str:
     return fmt
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The decoded body, at most ``limit`` bytes both on the wire and after decompression."""
+def declared_length(request: Request, limit: int) -> int:
+    """The body size the client announced (``Content-Length``; 0 when it did not say). Raises
+    ``PayloadTooLargeError`` when it is over ``limit``, so the body is never read."""
+    declared = request.headers.get("content-length")
+    if declared is None or not declared.isdigit():
+        return 0
+    if int(declared) > limit:
+        raise PayloadTooLargeError(f"body of {declared} bytes exceeds the limit of {limit}")
+    return int(declared)
+
+
+async def read_body(request: Request, limit: int, reserve: Callable[[int], None] | None = None) -> bytes:
+    """The decoded body, at most ``limit`` bytes both on the wire and after decompression.
+
+    ``reserve(n)`` is called as the body arrives with the bytes it takes so far (the larger of wire and
+    decompressed size) and may raise to stop reading (the in-flight bound, see ``IngestPipeline``)."""
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("identity", "", "gzip"):
         raise UnsupportedMediaTypeError(f"unsupported Content-Encoding {encoding!r}; use gzip or none")
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLargeError(f"body of {declared} bytes exceeds the limit of {limit}")
+    declared_length(request, limit)
     inflater = zlib.decompressobj(wbits=31) if encoding == "gzip" else None
     raw = 0
     out = bytearray()
@@ -47,6 +60,8 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes")
         if inflater is None:
             out += chunk
+            if reserve is not None:
+                reserve(len(out))
             continue
         data = chunk
         while data:
@@ -60,6 +75,8 @@ async def read_body(request: Request, limit: int) -> bytes:
             data = inflater.unconsumed_tail
             if inflater.eof:
                 break
+        if reserve is not None:
+            reserve(max(raw, len(out)))
     if inflater is not None:
         if not inflater.eof:
             raise InvalidPayloadError("invalid gzip body: truncated stream")

@@ -13,7 +13,7 @@ import logging
 import math
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import uvicorn
@@ -29,11 +29,12 @@ from otel_agent.errors import OtelAgentError, log_error_reply, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
 from otel_agent.server.api import ApiMethod, api_methods, parse_request
-from otel_agent.server.grpc_transport import export_response, retry_delay_s
-from otel_agent.server.http_body import MEDIA_TYPE, body_format, read_body
+from otel_agent.server.http_body import MEDIA_TYPE, body_format, declared_length, read_body
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
+from otel_agent.server.replies import export_response, retry_delay_s
 from otel_agent.server.review_service import ReviewService
+from otel_agent.signals import SIGNALS
 
 log = logging.getLogger(__name__)
 
@@ -78,19 +79,26 @@ def build_app(
     query: QueryService,
     max_body_bytes: int,
     review: ReviewService | None = None,
-    extra_routes: list[BaseRoute] | None = None,
+    extra_routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
-    """The HTTP app; ``extra_routes`` (the web console) come after the OTLP and API routes, which keep their paths."""
+    """The HTTP app: OTLP per signal, the query and review APIs, ``/healthz``, then ``extra_routes`` (the web
+    console; after the API routes, so a route mounted at ``/`` cannot shadow them)."""
+    auth = pipeline.auth
 
     def otlp_endpoint(signal: str) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             fmt = _reply_format(request)
             try:
                 fmt = body_format(request)
-                payload = await read_body(request, max_body_bytes)
-                batch = await run_in_threadpool(
-                    pipeline.export, signal, fmt, payload, request.headers.get("authorization")
-                )
+                # Headers first: who is asking and whether there is room, before a byte of the body is read.
+                principal = pipeline.gate(request.headers.get("authorization"))
+                admission = pipeline.admit(declared_length(request, max_body_bytes))
+                try:
+                    payload = await read_body(request, max_body_bytes, reserve=lambda n: pipeline.reserve(admission, n))
+                except BaseException:
+                    pipeline.writer.release(admission)
+                    raise
+                batch = await run_in_threadpool(pipeline.export, signal, fmt, payload, principal, admission)
             except Exception as exc:
                 return error_response(exc, fmt, request)
             return _encode(export_response(signal, batch), fmt, request)
@@ -102,7 +110,7 @@ def build_app(
             fmt = _reply_format(request)
             try:
                 fmt = body_format(request)
-                pipeline.auth.authenticate(request.headers.get("authorization"), method.role)  # before the body
+                auth.authenticate(request.headers.get("authorization"), method.role)  # before reading the body
                 payload = await read_body(request, max_body_bytes)
                 message = parse_request(method.request_cls, fmt, payload)
                 # Runs (and encodes) on the API's own pool: no thread of the HTTP server is held meanwhile.
@@ -116,10 +124,21 @@ def build_app(
         return endpoint
 
     async def healthz(request: Request) -> Response:
+        """Readiness for everyone (200 ready / 503 unavailable); with a tokens file, the details (why
+        not ready, queue and commit counters) only for a caller with a valid token of any role."""
+        reason = pipeline.unavailable()
+        status_code = 503 if reason else 200
+        body: dict[str, Any] = {"status": "unavailable" if reason else "ready"}
+        if auth.enabled:
+            try:
+                auth.authenticate(request.headers.get("authorization"), None)
+            except OtelAgentError:
+                return JSONResponse(body, status_code=status_code)
         writer = pipeline.writer
-        return JSONResponse(
+        if reason:
+            body["reason"] = reason
+        body.update(
             {
-                "status": "ready",
                 "queue_depth": writer.queue_depth,
                 "inflight_bytes": writer.inflight_bytes,
                 "max_inflight_bytes": writer.max_inflight_bytes,
@@ -129,15 +148,17 @@ def build_app(
                 "refused": writer.stats.refused,
                 "failed_group_commits": writer.stats.failed_commits,
                 "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
+                "decode_worker_restarts": pipeline.decoder.restarts,
             }
         )
+        return JSONResponse(body, status_code=status_code)
 
-    routes = [
-        Route(f"/v1/{signal}", otlp_endpoint(signal), methods=["POST"]) for signal in ("traces", "logs", "metrics")
+    routes: list[BaseRoute] = [
+        Route(spec.http_path, otlp_endpoint(spec.name), methods=["POST"]) for spec in SIGNALS.values()
     ]
     routes += [Route(m.http_path, api_endpoint(m), methods=["POST"]) for m in api_methods(query, review)]
     routes += [Route("/healthz", healthz, methods=["GET"])]
-    routes += extra_routes or []
+    routes += list(extra_routes or ())
     return Starlette(routes=routes)
 
 

@@ -114,7 +114,7 @@ class Receiver:
             batch_max_items=config.batch_max_items,
             batch_timeout_s=config.batch_timeout_ms / 1000,
         )
-        self.decoder = make_decoder(rules, config.decode_workers)
+        self.decoder = make_decoder(rules, config.decode_workers, config.decode_timeout_s)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
         self.query = QueryService(
             self.con,

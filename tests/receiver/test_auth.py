@@ -321,9 +321,33 @@ def test_query_allowed_with_query_role(secured, token):
     ]
 
 
-def test_healthz_needs_no_token(secured):
-    resp = requests.get(secured.http_address + "/healthz", timeout=10)
-    assert resp.status_code == 200 and resp.json()["status"] == "ready"
+DETAILS = {"queue_depth", "inflight_bytes", "max_inflight_bytes", "commits", "items_committed", "refused"}
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer wrong", f"Basic {INGEST_TOKEN}"])
+def test_healthz_without_a_valid_token_tells_liveness_only(secured, authorization):
+    headers = {"Authorization": authorization} if authorization else {}
+    resp = requests.get(secured.http_address + "/healthz", headers=headers, timeout=10)
+    assert resp.status_code == 200
+    assert resp.json() == {"status": "ready"}
+
+
+@pytest.mark.parametrize("token", [INGEST_TOKEN, QUERY_TOKEN, HASHED_TOKEN, NO_ROLE_TOKEN])
+def test_healthz_details_need_a_valid_token_of_any_role(secured, token):
+    requests.post(
+        secured.http_address + "/v1/traces",
+        data=span_request([{"name": "counted"}]).SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf", **bearer(INGEST_TOKEN)},
+        timeout=10,
+    ).raise_for_status()
+    body = requests.get(secured.http_address + "/healthz", headers=bearer(token), timeout=10).json()
+    assert body["status"] == "ready" and DETAILS <= set(body)
+    assert body["items_committed"] == 1
+
+
+def test_healthz_without_tokens_file_shows_details(receiver):
+    body = requests.get(receiver.http_address + "/healthz", timeout=10).json()
+    assert body["status"] == "ready" and DETAILS <= set(body)
 
 
 # --- tokens file and bind rules --------------------------------------------------------------------------

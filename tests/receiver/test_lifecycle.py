@@ -172,8 +172,9 @@ def test_a_dead_decode_worker_is_replaced(make_receiver):
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     receiver = make_receiver(decode_workers=2)
-    workers = [p for p in psutil.Process().children(recursive=True) if "spawn_main" in " ".join(p.cmdline())]
-    assert len(workers) == 2
+    workers = [psutil.Process(pid) for pid in receiver.decoder.pids]
+    assert len(workers) == 2 and all("otel_agent.ingest.decode_worker" in " ".join(w.cmdline()) for w in workers)
+    assert {w.pid for w in workers} <= {c.pid for c in psutil.Process().children()}
     for w in workers:
         w.kill()
         w.wait(10)
@@ -183,3 +184,46 @@ def test_a_dead_decode_worker_is_replaced(make_receiver):
     exporter.shutdown()
     assert rows(receiver, "SELECT count(*) FROM spans") == [(2,)]
     assert receiver.decoder.restarts >= 1
+
+
+def test_sigterm_stops_a_receiver_whose_decode_worker_hangs(tmp_path):
+    """A worker that never answers (SIGSTOP) holds its request only until the decode time limit; SIGTERM
+    then stops the receiver, and the stopped worker does not outlive it."""
+    import psutil
+    import requests
+
+    http_port = free_port()
+    proc = start_receiver(
+        str(tmp_path / "hung.duckdb"), free_port(), http_port, "--decode-workers", "1", "--decode-timeout-s", "2"
+    )
+    (worker,) = psutil.Process(proc.pid).children()
+    worker.suspend()
+    started = time.monotonic()
+    resp = requests.post(
+        f"http://127.0.0.1:{http_port}/v1/traces",
+        data=span_request([{"name": "held"}]).SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf"},
+        timeout=60,
+    )
+    assert resp.status_code == 503 and time.monotonic() - started < 10
+    deadline = time.monotonic() + 60
+    while requests.get(f"http://127.0.0.1:{http_port}/healthz", timeout=10).status_code != 200:
+        assert time.monotonic() < deadline, "the hung worker was not replaced"
+        time.sleep(0.1)
+    (next_one,) = psutil.Process(proc.pid).children()
+    assert next_one.pid != worker.pid
+    next_one.suspend()  # the replacement hangs too, with a request in it when SIGTERM comes
+    holder = threading.Thread(
+        target=requests.post,
+        args=(f"http://127.0.0.1:{http_port}/v1/traces",),
+        kwargs={"data": span_request([{"name": "x"}]).SerializeToString(),
+                "headers": {"Content-Type": "application/x-protobuf"}, "timeout": 60},
+    )  # fmt: skip
+    holder.start()
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    holder.join(timeout=30)
+    assert not holder.is_alive()
+    _, alive = psutil.wait_procs([worker, next_one], timeout=5)
+    assert not alive
