@@ -174,6 +174,7 @@ def main() -> None:
     n_spans, big_spans = con.execute(
         "SELECT count(*), count(*) FILTER (WHERE run_id = ?) FROM spans", [BIG_RUN]
     ).fetchone()
+    last_day = con.execute("SELECT max(start_time) - INTERVAL 1 DAY FROM spans").fetchone()[0]
     claim = con.execute(
         "SELECT record_id FROM spans WHERE record_kind = 'claim' ORDER BY start_time LIMIT 1 OFFSET 5000"
     ).fetchone()[0]
@@ -195,7 +196,7 @@ def main() -> None:
                 f"run page   GET /runs/{BIG_RUN}?limit=50": f"/runs/{BIG_RUN}?limit=50",
                 "claim page GET /claims/{claim}": f"/claims/{claim}",
                 "providers  GET /providers (default range)": "/providers",
-                "providers  GET /providers?from=-7d": "/providers?from=-7d",
+                "providers  GET /providers?from=(the store's last day)": f"/providers?from={last_day:%Y-%m-%dT%H:%M}",
                 "providers  GET /providers?range=all": "/providers?range=all",
             }
             pages = {label: path for label, path in pages.items() if args.only in label}
