@@ -50,7 +50,7 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
         assert n > 0
         assert q.cursor.execute("SELECT count(*) FROM oa_priced('no such run')").fetchall()[0][0] == 0
         q.scope("run_scope", console_run_id=run_id)
-        for macro in ("classified_spans_for_run", "oa_priced"):
+        for macro in ("oa_classified_spans_for_run", "classified_spans_for_run", "oa_priced"):
             assert q.cursor.execute(f"SELECT count(*) FROM {macro}('no such run')").fetchall()[0][0] == n
     finally:
         q.cursor.close()
