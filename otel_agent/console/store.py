@@ -58,6 +58,13 @@ class Queries:
         found = self.rows(name, **params)
         return found[0] if found else None
 
+    def scope(self, name: str, **variables: Any) -> None:
+        """Run the statements of ``store/console/<name>.sql`` with ``variables`` set as DuckDB variables
+        (``getvariable('name')``): a script that prepares this cursor (run_scope.sql), not a query."""
+        for key, value in variables.items():
+            self.cursor.execute(f"SET VARIABLE {key} = $value", {"value": value})
+        self.cursor.execute(console_sql(name))
+
     def reader(self) -> Reader:
         """The export module's reader over this cursor (report and bundle downloads)."""
         return CursorReader(dbs=[], cursor=self.cursor)

@@ -68,6 +68,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "context_compressions",
         "context_snapshots",
         "handoff_links",
+        "health_scope",  # a script preparing its cursor (temporary macros), run through Queries.scope
         "memory_items",
         "memory_proposal",
         "memory_proposals",
@@ -77,6 +78,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "record_reviews",
         "run_cost",
         "run_metrics",
+        "run_scope",  # a script preparing its cursor (temporary tables and macros), run through Queries.scope
         "run_spans",
         "run_summary",
         "run_timeline",

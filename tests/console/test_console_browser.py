@@ -3,6 +3,7 @@ node details, the handoff link both ways, a claim approved in the page, hostile 
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -10,6 +11,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.console.conftest import XSS_ATTR, XSS_EVENT, XSS_NAME, XSS_SPAN, XSS_TRACE, Live, save_shot
+from tests.otlp_builders import T0
 
 RUN = "run_demo_deep_research"
 WORKER_RUN = "run_demo_fact_check"
@@ -114,11 +116,31 @@ def test_approve_claim_records_the_principal(page_as: Any, live: Live, shots: Pa
     save_shot(page, shots, "claim_after_approve")
 
 
+_T0 = dt.datetime.fromtimestamp(T0 / 1e9, dt.UTC).replace(tzinfo=None)
+HOSTILE_HOUR = (f"/providers?from={(_T0 - dt.timedelta(minutes=30)).isoformat(timespec='seconds')}"
+                f"&to={(_T0 + dt.timedelta(minutes=30)).isoformat(timespec='seconds')}")  # fmt: skip
+"""The hostile span's hour: the page's windowed path (health_scope.sql) over it."""
+
+
+def test_providers_default_range_is_the_last_day(page_as: Any, live: Live) -> None:
+    """Without a range the page shows (and says) the last 24 hours, so the old hostile span is not counted; its
+    hour, or all time, shows it."""
+    page = page_as("bob-query")
+    page.goto(live.url + "/providers")
+    main = page.inner_text("main")
+    assert "last 24 hours" in main and XSS_ATTR not in main
+    for path in (HOSTILE_HOUR, "/providers?range=all"):
+        page.goto(live.url + path)
+        assert XSS_ATTR in page.inner_text("main"), path
+    page.goto(live.url + HOSTILE_HOUR)
+    assert "claude-sonnet-4-5" not in page.inner_text("main")  # the demo's recent calls are outside that hour
+
+
 def test_hostile_telemetry_renders_as_text(page_as: Any, live: Live, shots: Path) -> None:
     page = page_as("bob-query")
     trace = XSS_TRACE.hex()
     for path in ("/", f"/runs/{trace}", f"/traces/{trace}", f"/traces/{trace}?span={XSS_SPAN.hex()}",
-                 f"/runs/{trace}?span={trace}:{XSS_SPAN.hex()}", "/providers"):  # fmt: skip
+                 f"/runs/{trace}?span={trace}:{XSS_SPAN.hex()}", "/providers?range=all", HOSTILE_HOUR):  # fmt: skip
         page.goto(live.url + path)
         text = page.inner_text("body")
         assert XSS_NAME in text or XSS_ATTR in text, path

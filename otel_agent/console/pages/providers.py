@@ -1,11 +1,15 @@
 """``/providers`` Observability: provider / model health (calls, error rate, latency p50/p95, fallbacks in/out,
-tokens), skill health and tool usage over a chosen time range, with charts.
+tokens), skill health and tool usage over a chosen time range, with charts. Without ``from`` / ``to`` the page
+shows the last 24 hours (``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (which on a large store
+may run into the query time limit: the health macros parse every span).
 
-Queries: store/console/providers_health.sql, skills_health.sql, tools_usage.sql. Template: templates/providers.html.
+Queries: store/console/health_scope.sql (the window applied before spans are parsed), providers_health.sql,
+skills_health.sql, tools_usage.sql. Template: templates/providers.html.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Any
 
 from starlette.requests import Request
@@ -16,11 +20,20 @@ from otel_agent.console.pages import time_arg
 from otel_agent.console.render import fmt_ms, fmt_num
 from otel_agent.console.security import Viewer
 
+DEFAULT_RANGE = _dt.timedelta(hours=24)
+"""The range shown when the URL names none: bounded, so the page never parses the whole store by default."""
+
 
 async def providers_page(request: Request, console: Any, viewer: Viewer) -> Response:
     window = {"t0": time_arg(request, "from"), "t1": time_arg(request, "to")}
+    all_time = request.query_params.get("range") == "all"
+    default = window["t0"] is None and window["t1"] is None and not all_time
+    if default:
+        window["t0"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None) - DEFAULT_RANGE
 
     def load(q: Any) -> dict[str, Any]:
+        if window["t0"] is not None or window["t1"] is not None:
+            q.scope("health_scope", console_t0=window["t0"], console_t1=window["t1"])
         return {
             "providers": q.rows("providers_health", **window),
             "skills": q.rows("skills_health", **window),
@@ -38,7 +51,10 @@ async def providers_page(request: Request, console: Any, viewer: Viewer) -> Resp
         charts.hbars("p95 latency by provider / model", data["providers"], "label", "p95_latency_ms", fmt_ms),
         charts.hbars("Tool calls (errors darker)", data["tools"], "label", "calls", fmt_num, second="errors"),
     ]  # fmt: skip
-    return console.html(request, viewer, "providers.html", active="providers", charts=chart_list, **data)
+    return console.html(
+        request, viewer, "providers.html", active="providers", charts=chart_list,
+        default_range=default, **data,
+    )  # fmt: skip
 
 
 ROUTES = [("/providers", providers_page, ["GET"], "query")]

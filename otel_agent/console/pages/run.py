@@ -2,8 +2,9 @@
 waterfall, the selected node's details, handoff links to other traces (both ways), cost by step / provider /
 skill / tool, and the business timeline. ``/runs/{run_id}/bundle.json``: the run's JSON evidence bundle.
 
-Queries: store/console/run_summary.sql, run_spans.sql, handoff_links.sql, run_metrics.sql, run_cost.sql,
-run_timeline.sql (and trace.py's span queries). Templates: templates/run.html, _tree.html, _span.html.
+Queries: store/console/run_scope.sql (the run classified once, read by all of the run's queries),
+run_summary.sql, run_spans.sql, handoff_links.sql, run_metrics.sql, run_cost.sql, run_timeline.sql (and
+trace.py's span queries). Templates: templates/run.html, _tree.html, _span.html.
 """
 
 from __future__ import annotations
@@ -49,28 +50,30 @@ async def run_page(request: Request, console: Any, viewer: Viewer) -> Response:
     selected = request.query_params.get("span")  # trace_id:span_id
 
     def load(q: Any) -> dict[str, Any] | None:
+        # One classification of the run for the whole page (run_scope.sql): every per-run macro below reads
+        # the cursor's copy of the run's classified and priced spans.
+        q.scope("run_scope", console_run_id=run_id)
         run = q.one("run_summary", run_id=run_id)
         if run is None:
             return None
         rows = q.rows("run_spans", run_id=run_id, limit=limit + 1)
         traces = sorted({r["trace_id"] for r in rows} | ({run["trace_id"]} if run.get("trace_id") else set()))
-        details = None
-        if selected and ":" in selected:
-            trace_id, span_id = selected.split(":", 1)
-            details = span_details(q, trace_id, span_id)
         return {"run": run, "rows": rows, "traces": traces, "links": q.rows("handoff_links", trace_ids=traces),
-                "details": details}  # fmt: skip
+                "metrics": q.rows("run_metrics", run_id=run_id), "cost": q.rows("run_cost", run_id=run_id),
+                "timeline": q.rows("run_timeline", run_id=run_id)}  # fmt: skip
 
-    # Three jobs on the pool at once: each plans the run's macro pipeline anew (DuckDB plans per call), and
-    # planning is single-threaded, so side by side they take about as long as the longest.
-    main, metrics_cost, timeline = await asyncio.gather(
-        console.store.load(load),
-        console.store.load(lambda q: (q.rows("run_metrics", run_id=run_id), q.rows("run_cost", run_id=run_id))),
-        console.store.load(lambda q: q.rows("run_timeline", run_id=run_id)),
-    )
+    def details(q: Any) -> dict[str, Any] | None:
+        # On its own cursor: the selected span may belong to another run (span_classified reads its own run).
+        trace_id, span_id = selected.split(":", 1)  # type: ignore[union-attr]
+        return span_details(q, trace_id, span_id)
+
+    jobs = [console.store.load(load)]
+    if selected and ":" in selected:
+        jobs.append(console.store.load(details))
+    main, *found = await asyncio.gather(*jobs)
     if main is None:
         raise NotFoundError(f"no run {run_id!r}")
-    data = {**main, "metrics": metrics_cost[0], "cost": metrics_cost[1], "timeline": timeline}
+    data = {**main, "details": found[0] if found else None}
     rows = data["rows"]
     nodes, t0, t1 = tree.build(rows[:limit], linked_keys(data["links"]))
     return console.html(

@@ -1,0 +1,70 @@
+"""The console's query scopes (store/console/run_scope.sql, health_scope.sql) give the rows the views give
+without them, on the demo store served by a live receiver (the hostile third-party trace included)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from otel_agent.console.store import Queries
+from otel_agent.store.database import store_cursor
+from tests.console.conftest import XSS_TRACE, Live
+
+RUN_QUERIES = ("run_summary", "run_spans", "run_metrics", "run_cost", "run_timeline")
+HEALTH_QUERIES = ("providers_health", "skills_health", "tools_usage")
+
+
+def _rows(live: Live, scope: tuple[str, dict[str, Any]] | None, names: tuple[str, ...], **params: Any) -> dict:
+    q = Queries(store_cursor(live.receiver.con))
+    try:
+        if scope:
+            q.scope(scope[0], **scope[1])
+        return {n: sorted(map(repr, q.rows(n, **params))) for n in names}
+    finally:
+        q.cursor.close()
+
+
+def _run_params(name: str, run_id: str) -> dict[str, Any]:
+    return {"run_id": run_id, "limit": 5000} if name == "run_spans" else {"run_id": run_id}
+
+
+def test_run_scope_gives_the_views_rows(live: Live) -> None:
+    runs = [r[0] for r in live.rows("SELECT run_id FROM runs ORDER BY run_id")] + [XSS_TRACE.hex()]
+    assert len(runs) >= 3
+    for run_id in runs:
+        for name in RUN_QUERIES:
+            plain = _rows(live, None, (name,), **_run_params(name, run_id))
+            scoped = _rows(live, ("run_scope", {"console_run_id": run_id}), (name,), **_run_params(name, run_id))
+            assert scoped == plain, (run_id, name)
+            if name == "run_spans":
+                assert plain[name], run_id  # the run has spans: the comparison is not of two empty lists
+
+
+def test_run_scope_is_what_the_views_read(live: Live) -> None:
+    """After the scope, the per-run macros the views call resolve to the cursor's copy (they ignore their
+    argument): so the views above read one classification, not their own."""
+    run_id = live.rows("SELECT run_id FROM runs ORDER BY run_id LIMIT 1")[0][0]
+    q = Queries(store_cursor(live.receiver.con))
+    try:
+        n = q.cursor.execute("SELECT count(*) FROM classified_spans_for_run(?)", [run_id]).fetchall()[0][0]
+        assert n > 0
+        assert q.cursor.execute("SELECT count(*) FROM oa_priced('no such run')").fetchall()[0][0] == 0
+        q.scope("run_scope", console_run_id=run_id)
+        for macro in ("oa_classified_spans_for_run", "classified_spans_for_run", "oa_priced"):
+            assert q.cursor.execute(f"SELECT count(*) FROM {macro}('no such run')").fetchall()[0][0] == n
+    finally:
+        q.cursor.close()
+
+
+def test_health_scope_gives_the_views_rows(live: Live) -> None:
+    first, last = live.rows("SELECT min(start_time), max(start_time) FROM spans")[0]
+    windows = [(first, None), (None, last), (last - dt.timedelta(minutes=1), last + dt.timedelta(seconds=1))]
+    for t0, t1 in windows:
+        scope = ("health_scope", {"console_t0": t0, "console_t1": t1})
+        for _ in range(3):  # the live receiver may still be committing an earlier test's spans: read again
+            plain = _rows(live, None, HEALTH_QUERIES, t0=t0, t1=t1)
+            scoped = _rows(live, scope, HEALTH_QUERIES, t0=t0, t1=t1)
+            if scoped == plain == _rows(live, None, HEALTH_QUERIES, t0=t0, t1=t1):
+                break
+        assert scoped == plain, (t0, t1)
+    assert plain["providers_health"]  # the last window holds model calls
