@@ -81,7 +81,7 @@ def test_regenerating_from_another_process_adds_a_version(store):
     rows = store.rows("SELECT artifact_id, type, versions, status FROM artifacts ORDER BY artifact_id")
     assert rows == [
         ("art_lonely", None, 1, "draft"),
-        ("art_other", "evidence_bundle", 0, "empty"),
+        ("art_other", "evidence_bundle", 0, "draft"),
         ("art_report", "markdown_report", 3, "draft"),
     ]
 
