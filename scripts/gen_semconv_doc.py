@@ -44,6 +44,7 @@ CONCEPTS = [
     ("Artifact version", "artifact_version"),
     ("Decision (model vs policy gate)", "decision"),
     ("Badcase", "badcase"),
+    ("Repair (one candidate to the next)", "repair"),
     ("Memory write proposal", "memory_proposal"),
     ("Handoff receipt transition", "receipt_transition"),
     ("Accepted handoff work", "handoff_work"),

@@ -1,5 +1,6 @@
 """Commands over seed 001's decision path (issue 15): what a model call depended on and produced
-(``call_dependencies``). Each reads one documented view (docs/views-evidence.md) through ``run_sql``."""
+(``call_dependencies``), the repairs (``repairs``) and a candidate's history (``candidate_history``). Each reads
+one documented view (docs/views-evidence.md) through ``run_sql``."""
 
 from __future__ import annotations
 
@@ -34,4 +35,45 @@ def dependencies(db: tuple[str, ...], receiver: str | None, token: str | None, f
     _show(DEPENDENCIES_SQL, params, db, receiver, token, fmt, max_rows)
 
 
-COMMANDS: list[click.Command] = [dependencies]
+REPAIRS_SQL = """
+SELECT repair_id, iteration, action, applied, target, before, after, reason, computed_by, computed_by_name,
+       from_version_id, to_version_id, run_id
+FROM repairs
+WHERE ?::VARCHAR IS NULL OR run_id = ?::VARCHAR
+ORDER BY run_id, iteration NULLS LAST, repaired_at, repair_id
+LIMIT ?
+"""
+
+CANDIDATES_SQL = """
+SELECT version, iteration, version_id, produced_by_repair_id, evaluation, evaluation_score, evaluation_reason,
+       repair_action, repair_applied, repair_before, repair_after, repair_computed_by, next_version_id
+FROM candidate_history
+WHERE artifact_id = ?
+ORDER BY version
+LIMIT ?
+"""
+
+
+@click.command()
+@reading_options
+@run_filter
+@limit_option(200, "repairs")
+def repairs(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int,
+            run_id: str | None, limit: int) -> None:  # fmt: skip
+    """Repairs in round order: action, applied, before → after, why, and who computed it (deterministic tool,
+    model or human), from the repairs view."""
+    _show(REPAIRS_SQL, [run_id, run_id, limit], db, receiver, token, fmt, max_rows)
+
+
+@click.command()
+@reading_options
+@click.argument("artifact_id")
+@limit_option(200, "versions")
+def candidates(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int,
+               artifact_id: str, limit: int) -> None:  # fmt: skip
+    """A candidate's history: each version with its round, its evaluation and the repair that started from it,
+    from candidate_history."""
+    _show(CANDIDATES_SQL, [artifact_id, limit], db, receiver, token, fmt, max_rows)
+
+
+COMMANDS: list[click.Command] = [dependencies, repairs, candidates]

@@ -39,6 +39,7 @@ from .evidence import citation, claim, conflict, evidence_item, source
 from .handoff import Acceptance, Delegation, Receipt, accept, delegate, parse_carrier, receipt_from_carrier
 from .memory import MemoryScope, propose_memory
 from .registry import load_registry
+from .repairs import repair
 from .runs import FlowRun, SkillInvocation, Step, current_run, flow_run, skill, step
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "propose_memory",
     "provider_call",
     "receipt_from_carrier",
+    "repair",
     "skill",
     "source",
     "step",

@@ -41,6 +41,9 @@ READING = {
     "artifacts": [],
     "cost": [],
     "health": [],
+    "dependencies": [],
+    "repairs": [],
+    "candidates": [ARTIFACT_ID],
 }
 
 
