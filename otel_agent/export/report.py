@@ -2,8 +2,8 @@
 
 The version's content is the report as the agent wrote it. Each claim bound to the version
 (``claims.artifact_version_id``) is looked up in that text; right after it come markers for the evidence that
-supports it (a valid citation of recorded, non-rejected evidence), markers with ``weak`` / ``invalid`` for other
-citations, and a note when the claim is not supported (unverified, conflicted, rejected, with why). Markers are
+supports it (a valid citation of recorded, non-rejected evidence produced for the claim's action), markers with
+``weak`` / ``invalid`` / ``mismatch`` (evidence bound to another action) for other citations, and a note when the claim is not supported (unverified, conflicted, rejected, with why). Markers are
 the evidence ids (``inline``, the default: seed 000's ``- claim text [evidence_123] [evidence_124]``) or numbers
 in order of first citation (``numbered``). Citation texts the agent already wrote after the claim (``[1]``) are
 replaced by ours. Claims not found in the text are listed after it. A References section gives each evidence
@@ -118,7 +118,8 @@ class _Numbering:
                 self.numbers[eid] = len(self.numbers) + 1 if self.style == "numbered" else label
                 self.paths[eid] = p
             n = self.numbers[eid]
-            marks.append(f"[{n}]" if p["supports"] else f"[{n} {p['citation_status'] or 'unchecked'}]")
+            why = "mismatch" if p.get("binding_mismatch") else p["citation_status"] or "unchecked"
+            marks.append(f"[{n}]" if p["supports"] else f"[{n} {why}]")
         text = " ".join(dict.fromkeys(marks))
         if claim.status != "supported":
             text += f"{' ' if text else ''}*({claim.status}: {claim.why})*"

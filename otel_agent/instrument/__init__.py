@@ -13,6 +13,7 @@ from ._misuse import STRICT_ENV
 from ._scope import SpanHelper, current_operation
 from ._tracer import flush, use_tracer_provider
 from .artifacts import Artifact, add_artifact_version, create_artifact
+from .binding import ActionBinding
 from .calls import ProviderCall, ToolInvocation, provider_call, tool_invocation
 from .checks import Guard, Verifier, guard, guard_result, verifier, verifier_result
 from .config import CAPTURE_CONTENT_ENV, configure
@@ -49,6 +50,7 @@ __all__ = [
     "STEP_LOCAL_TOOL_PRIORITY",
     "STRICT_ENV",
     "Acceptance",
+    "ActionBinding",
     "Artifact",
     "BudgetExceededError",
     "CarrierError",

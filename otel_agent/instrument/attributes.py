@@ -167,6 +167,11 @@ BADCASE_MESSAGE: Final = "otel_agent.badcase.message"
 BADCASE_PROVIDER: Final = "otel_agent.badcase.provider"
 BADCASE_MODEL: Final = "otel_agent.badcase.model"
 BADCASE_RAW_MODEL_OUTPUT: Final = "otel_agent.badcase.raw_model_output"
+# the action a record was produced for / is about (seed 001: evidence bound to its action)
+ACTION_RUN_ID: Final = "otel_agent.action.run_id"
+ACTION_CONFIG_HASH: Final = "otel_agent.action.config_hash"
+ACTION_VARIANT: Final = "otel_agent.action.variant"
+
 # repairs (seed 001's repair_history.json): the transition from one candidate to the next
 REPAIR_ID: Final = "otel_agent.repair.id"
 REPAIR_ACTION: Final = "otel_agent.repair.action"

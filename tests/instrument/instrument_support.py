@@ -138,15 +138,16 @@ def exercise_everything() -> dict[str, object]:
                 metadata={"author": "x"},
                 source_id="src_a",
             )
-            ev = oi.evidence_item(src, "excerpt", confidence="high", metadata={"page": 3})
+            bound = oi.ActionBinding(run_id="run_demo", config_hash="sha256:c0ffee", variant="candidate")
+            ev = oi.evidence_item(src, "excerpt", confidence="high", metadata={"page": 3}, action=bound)
             art = oi.create_artifact("report")
             v1 = art.add_version("# v1", evidence_ids=[ev])
             v2 = art.add_version("# v2", evidence_ids=[ev], iteration=2)
-            cl = oi.claim("a claim", confidence="medium", artifact_version_id=v1)
+            cl = oi.claim("a claim", confidence="medium", artifact_version_id=v1, action=bound)
             cit = oi.citation(cl, ev, citation_text="[1]", status="weak")
             conf = oi.conflict("disagree", claim_ids=[cl], evidence_ids=[ev], severity="high")
             oi.guard_result("output.citation_required", passed=False, reason="uncited", stage="output", target_id=cl)
-            oi.verifier_result("coverage", passed=False, score=0.4, reason="insufficient", target_id=v2)
+            oi.verifier_result("coverage", passed=False, score=0.4, reason="insufficient", target_id=v2, action=bound)
             dec = oi.decision_record(
                 "quality_review",
                 model_decision="repair",
