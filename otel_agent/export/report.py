@@ -3,12 +3,13 @@
 The version's content is the report as the agent wrote it. Each claim bound to the version
 (``claims.artifact_version_id``) is looked up in that text; right after it come markers for the evidence that
 supports it (a valid citation of recorded, non-rejected evidence produced for the claim's action), markers with
-``weak`` / ``invalid`` / ``mismatch`` (evidence bound to another action) for other citations, and a note when the claim is not supported (unverified, conflicted, rejected, with why). Markers are
-the evidence ids (``inline``, the default: seed 000's ``- claim text [evidence_123] [evidence_124]``) or numbers
-in order of first citation (``numbered``). Citation texts the agent already wrote after the claim (``[1]``) are
-replaced by ours. Claims not found in the text are listed after it. A References section gives each evidence
-item's excerpt and source under its marker, and a footer says which version this is, how it was reviewed and
-the artifact's run (a version recorded outside any run still belongs to its artifact's run).
+``weak`` / ``invalid`` / ``mismatch`` (evidence bound to another action) for other citations, and a note when
+the claim is not supported (unverified, conflicted, rejected, with why). Markers are the evidence ids
+(``inline``, the default: seed 000's ``- claim text [evidence_123] [evidence_124]``) or numbers in order of
+first citation (``numbered``). Citation texts the agent already wrote after the claim (``[1]``) are replaced by
+ours. Claims not found in the text are listed after it. A References section gives each evidence item's
+excerpt and source under its marker, and a footer says which version this is, how it was reviewed and the
+artifact's run (a version recorded outside any run still belongs to its artifact's run).
 """
 
 from __future__ import annotations
