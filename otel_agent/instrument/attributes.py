@@ -167,6 +167,8 @@ BADCASE_MESSAGE: Final = "otel_agent.badcase.message"
 BADCASE_PROVIDER: Final = "otel_agent.badcase.provider"
 BADCASE_MODEL: Final = "otel_agent.badcase.model"
 BADCASE_RAW_MODEL_OUTPUT: Final = "otel_agent.badcase.raw_model_output"
+BADCASE_RAW_MODEL_OUTPUT_TRUNCATED: Final = "otel_agent.badcase.raw_model_output_truncated"
+BADCASE_RAW_MODEL_OUTPUT_BYTES: Final = "otel_agent.badcase.raw_model_output_bytes"
 # the action a record was produced for / is about (seed 001: evidence bound to its action)
 ACTION_RUN_ID: Final = "otel_agent.action.run_id"
 ACTION_CONFIG_HASH: Final = "otel_agent.action.config_hash"

@@ -181,6 +181,7 @@ def exercise_everything() -> dict[str, object]:
                 from_version_id=v1,
                 to_version_id=v2,
             )
+            oi.badcase("schema", error_type="SchemaError", raw_model_output="x" * (70 * 1024))  # cut, marked
             mem = oi.propose_memory(
                 "procedural",
                 "use two providers",
