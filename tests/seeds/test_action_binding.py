@@ -67,3 +67,12 @@ def test_mismatched_evidence_is_flagged_and_does_not_support(tmp_path: Path) -> 
     assert "- Candidate 2 keeps peak bullets under 350 [ev_unbound] [ev_new]\n" in report
     assert "- Candidate 2 is smooth [ev_old mismatch] *(unverified: 1 cited evidence item(s) produced for another" \
         " action (binding mismatch))*" in report  # fmt: skip
+
+
+def test_claim_lineage_of_judges_the_binding_as_the_view_does(tmp_path: Path) -> None:
+    db = store_of(tmp_path / "s.duckdb", record)
+    for claim in ("cl_ok", "cl_stale"):
+        view = rows(db, "SELECT * FROM claim_lineage WHERE claim_id = ? ORDER BY citation_id", [claim])
+        macro = rows(db, "SELECT * FROM claim_lineage_of(?) ORDER BY citation_id", [claim])
+        assert macro == view and view, claim
+    assert [r["binding_mismatch"] for r in rows(db, "SELECT * FROM claim_lineage_of('cl_stale')")] == [True]
