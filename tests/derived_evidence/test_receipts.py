@@ -159,7 +159,7 @@ def test_nothing_before_the_first_transition(store):
 def test_reasons_say_why(store):
     assert "not accepted within 00:02:00" in state(store, "op_102", 121)["why"]
     assert state(store, "op_103", 7_200)["why"].startswith("waiting for approval:fallback_source since")
-    assert "no verification within 00:15:00" in state(store, "op_104", 100 + 15 * 60 + 1)["why"]
+    assert "no verification within 00:02:00" in state(store, "op_104", 100 + 120 + 1)["why"]  # default window
     assert state(store, "op_105", 121)["why"].endswith(": artifact_missing")
     assert "no progress since 2026-01-01T10:00:30.000Z" in state(store, "op_106", 3_600)["why"]
     assert "untrusted writer (researcher as principal intruder)" in state(store, "op_108", 111)["why"]
