@@ -320,7 +320,8 @@ def test_third_party_spans_answer_receipt_state(tmp_path):
         _ingest_third_party(s, _third_party_spans())
         states = {
             r["operation_id"]: (r["state"], r["waiting_for"], r["source"])
-            for r in s.dicts("SELECT * FROM receipt_state_at(?)", [at(200)])
+            # a window longer than the default 120 s, so the completions are still awaiting verification at 200 s
+            for r in s.dicts("SELECT * FROM receipt_state_at(?, verification_window := INTERVAL 15 MINUTE)", [at(200)])
         }
         handoff_ops = sorted(k for k in states if k.startswith("handoff:"))
         assert len(handoff_ops) == 2
