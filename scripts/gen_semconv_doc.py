@@ -44,6 +44,7 @@ CONCEPTS = [
     ("Artifact version", "artifact_version"),
     ("Decision (model vs policy gate)", "decision"),
     ("Badcase", "badcase"),
+    ("Repair (one candidate to the next)", "repair"),
     ("Memory write proposal", "memory_proposal"),
     ("Handoff receipt transition", "receipt_transition"),
     ("Accepted handoff work", "handoff_work"),
@@ -189,12 +190,18 @@ events, `otel_agent.run.budget.exceeded`).
   else). Structured values (metadata, messages, tool arguments) are JSON strings. Absent attributes mean
   "unknown / not applicable"; counters such as `otel_agent.retry.count` are absent when zero.
 - **Content capture is off by default.** `gen_ai.input.messages`, `gen_ai.output.messages`,
-  `gen_ai.system_instructions`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result` and
-  `otel_agent.badcase.raw_model_output` (requirement level *Opt-in*) are emitted only when capture is on.
+  `gen_ai.system_instructions`, `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` (requirement level
+  *Opt-in*) are emitted only when capture is on.
   Precedence: the helper's `capture_content=` argument > the enclosing `flow_run(capture_content=)` >
   `configure(capture_content=)` > env `OTEL_AGENT_CAPTURE_CONTENT` (`true/1/yes/on`) > off. Records the caller
   hands over explicitly (evidence excerpts, claim texts, artifact contents, memory proposals) are the record
   itself and are always emitted.
+- **A badcase keeps the raw model output** (`otel_agent.badcase.raw_model_output`): it is the failure evidence
+  (seed 001), so `badcase(raw_model_output=)` emits it by default, bounded to 64 KiB of UTF-8 (cut at a
+  character boundary; `otel_agent.badcase.raw_model_output_truncated` = true and
+  `otel_agent.badcase.raw_model_output_bytes` = the original size mark a cut). `capture_content=False` on the
+  call leaves it out; a redaction rule (`{"match": "^otel_agent\\.badcase\\.raw_model_output$", "action":
+  "drop"}`, README "Redaction") drops it at the receiver for every agent.
 - **Misuse is marked, not raised** (unless strict mode is on): see "When a helper is misused" above. A span
   carrying `otel_agent.misuse` may lack attributes its kind requires — the messages say which were left out.
 - **Status.** A helper block that raises gets status ERROR, `error.type` = exception class name and an

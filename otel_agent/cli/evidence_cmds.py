@@ -305,6 +305,13 @@ def _emit(text: str, out: str | None) -> None:
     help="Version number [latest approved, else latest].",
 )
 @click.option(
+    "--citations",
+    type=click.Choice(["inline", "numbered"]),
+    default="inline",
+    show_default=True,
+    help="inline: evidence ids after each claim ([ev_123] [ev_124]); numbered: [1] [2] and a References list.",
+)
+@click.option(
     "--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of standard output."
 )
 @db_option(multiple=True)
@@ -313,6 +320,7 @@ def _emit(text: str, out: str | None) -> None:
 def export_report(
     artifact_or_version_id: str,
     version: int | None,
+    citations: str,
     out: str | None,
     db: tuple[str, ...],
     receiver: str | None,
@@ -321,7 +329,8 @@ def export_report(
     """The Markdown report of an artifact version, with citations injected after each claim."""
     from otel_agent.export import Reader, build_report
 
-    report = build_report(Reader(list(db) or [DEFAULT_DB], receiver, token), artifact_or_version_id, version)
+    reader = Reader(list(db) or [DEFAULT_DB], receiver, token)
+    report = build_report(reader, artifact_or_version_id, version, citations)  # type: ignore[arg-type]
     _emit(report.markdown, out)
 
 

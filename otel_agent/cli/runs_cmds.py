@@ -38,7 +38,17 @@ TREE_CATEGORIES = frozenset(
     {"flow_run", "step", "skill_invocation", "provider_call", "tool_invocation", "guard_result", "verifier_result",
      "retrieval", "handoff"}
 )  # fmt: skip
-TIMELINE_KINDS = frozenset({"artifact_version"})
+# Records drawn under their step by default (issue 15: what a step found, concluded and produced).
+TIMELINE_KINDS = frozenset({"evidence_item", "claim", "artifact_version"})
+
+# Their details (excerpt, claim text and support status) from the evidence views (docs/views-evidence.md).
+RECORD_DETAILS_SQL = """
+SELECT 'evidence_item' AS kind, evidence_id AS id, confidence AS label, excerpt AS text FROM evidence_items
+WHERE run_id = ?
+UNION ALL
+SELECT 'claim', claim_id, status, text FROM claim_support WHERE run_id = ?
+"""
+CLAIM_COLORS = {"supported": "green", "unverified": "yellow", "conflicted": "red", "rejected": "red"}
 
 # Why a call has no cost, in words (cost_missing_reason, docs/views-runs.md "Cost").
 COST_MISSING = {
@@ -178,6 +188,18 @@ def describe(row: dict[str, Any]) -> str:
         parts = [f"{what} → {target}"]
         if row.get("handoff_from"):
             parts.append(f"from {_text(row['handoff_from'], 60)}")
+    elif row.get("record_kind") == "evidence_item":
+        parts = [f"evidence {_text(row.get('record_id') or 'unknown', 60)}"]
+        if row.get("detail_label"):
+            parts.append(f"({_text(row['detail_label'], 20)})")
+        if row.get("detail_text"):
+            parts.append(f'"{_text(row["detail_text"], 60)}"')
+    elif row.get("record_kind") == "claim":
+        parts = [f"claim {_text(row.get('record_id') or 'unknown', 60)}"]
+        if row.get("detail_label"):
+            parts.append(click.style(_text(row["detail_label"], 20), fg=CLAIM_COLORS.get(row["detail_label"])))
+        if row.get("detail_text"):
+            parts.append(f'"{_text(row["detail_text"], 60)}"')
     elif row.get("record_kind") == "artifact_version":
         number = row.get("artifact_version_number")
         version = f"v{number}" if number is not None else "(version number not recorded)"
@@ -298,7 +320,8 @@ def run_command(
     run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int,
     show_all: bool,
 ) -> None:  # fmt: skip
-    """One run as a tree: steps, skills, calls and tools with durations, models, tokens, cost, guards, errors.
+    """One run as a tree: steps, skills, calls and tools with durations, models, tokens, cost, guards, errors,
+    and under their steps the evidence found, the claims made (with support status) and artifact versions.
 
     --format csv/json print the tree's spans as rows (in the tree's order, with their depth) instead.
     """
@@ -310,11 +333,20 @@ def run_command(
     if not found:
         raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
     result = _query(TREE_SQL, [run_id], db, receiver, token, max_rows)
-    nodes = tree_nodes(_rows(result), show_all)
+    rows = _rows(result)
+    if fmt == "table":
+        details = {
+            (d["kind"], d["id"]): d for d in _rows(_query(RECORD_DETAILS_SQL, [run_id, run_id], db, receiver, token))
+        }
+        for r in rows:
+            d = details.get((r.get("record_kind"), r.get("record_id")))
+            if d is not None:
+                r["detail_label"], r["detail_text"] = d["label"], d["text"]
+    nodes = tree_nodes(rows, show_all)
     if fmt != "table":
         columns = ["depth", *result.columns]
-        rows = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
-        emit(QueryResult.of_rows(columns, ["BIGINT", *result.types], rows, result.truncated), fmt)
+        out = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
+        emit(QueryResult.of_rows(columns, ["BIGINT", *result.types], out, result.truncated), fmt)
         return
     for line in summary(found[0]):
         click.echo(line)

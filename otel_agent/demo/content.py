@@ -163,6 +163,7 @@ REPORT_V2 = "artv_demo_report_v2"
 BUNDLE_ID = "art_demo_evidence_bundle"
 BUNDLE_V1 = "artv_demo_evidence_bundle_v1"
 DECISION_ID = "dec_demo_publish_report"
+REPAIR_ID = "rep_demo_hedge_claim"
 MEMORY_PROPOSAL_ID = "memp_demo_conflicting_figures"
 PROJECT = "proj_demo_research"
 

@@ -206,6 +206,18 @@ def synthesize(echo: Echo) -> tuple[str, ...]:
             evidence_refs=[C.CONFLICT_ID, v1],
             decision_id=C.DECISION_ID,
         )
+        oi.repair(  # how v1 became v2 (seed 001's repair history): the writer model hedged the disputed figure
+            "hedge_conflicting_claim",
+            applied=True,
+            iteration=1,
+            target=f"{C.REPORT_ID}.claims",
+            reason="a cited figure has an open high-severity conflict",
+            computed_by="model",
+            computed_by_name=C.WRITER_MODEL,
+            from_version_id=v1,
+            to_version_id=C.REPORT_V2,
+            repair_id=C.REPAIR_ID,
+        )
         v2 = _write_version(report, 2, C.CLAIMS_V2, C.REPORT_V2)
         oi.verifier_result("citation_coverage", passed=True, score=1.0, reason="all_claims_cited", target_id=v2)
         bundle = oi.create_artifact("Evidence bundle", artifact_type="evidence_bundle", artifact_id=C.BUNDLE_ID)

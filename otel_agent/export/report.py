@@ -1,22 +1,28 @@
 """The Markdown report of an artifact version, with citations injected after each claim.
 
 The version's content is the report as the agent wrote it. Each claim bound to the version
-(``claims.artifact_version_id``) is looked up in that text; right after it come numbered markers ``[1]`` for the
-evidence that supports it (a valid citation of recorded, non-rejected evidence), ``[2 weak]`` for weak or
-invalid citations, and a note when the claim is not supported (unverified, conflicted, rejected, with why).
-Citation texts the agent already wrote after the claim (``[1]``) are replaced by ours. Claims not found in the
-text are listed after it. A References section gives each evidence item's excerpt and source, and a footer says
-which version this is and how it was reviewed.
+(``claims.artifact_version_id``) is looked up in that text; right after it come markers for the evidence that
+supports it (a valid citation of recorded, non-rejected evidence produced for the claim's action), markers with
+``weak`` / ``invalid`` / ``mismatch`` (evidence bound to another action) for other citations, and a note when
+the claim is not supported (unverified, conflicted, rejected, with why). Markers are the evidence ids
+(``inline``, the default: seed 000's ``- claim text [evidence_123] [evidence_124]``) or numbers in order of
+first citation (``numbered``). Citation texts the agent already wrote after the claim (``[1]``) are replaced by
+ours. Claims not found in the text are listed after it. A References section gives each evidence item's
+excerpt and source under its marker, and a footer says which version this is, how it was reviewed and the
+artifact's run (a version recorded outside any run still belongs to its artifact's run).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from otel_agent.errors import NotFoundError
 from otel_agent.export.reader import Reader
+
+CitationStyle = Literal["inline", "numbered"]
+CITATION_STYLES: tuple[CitationStyle, ...] = ("inline", "numbered")
 
 LINEAGE_SQL = """
 SELECT l.*, cs.why AS claim_why
@@ -93,10 +99,12 @@ def _claims(paths: list[dict[str, Any]]) -> list[_Claim]:
 
 
 class _Numbering:
-    """Reference numbers in order of first citation; one number per evidence item."""
+    """One marker per evidence item, in order of first citation: its number (``numbered``) or its id
+    (``inline``)."""
 
-    def __init__(self) -> None:
-        self.numbers: dict[str, int] = {}
+    def __init__(self, style: CitationStyle = "inline") -> None:
+        self.style = style
+        self.numbers: dict[str, int | str] = {}
         self.paths: dict[str, dict[str, Any]] = {}
 
     def markers(self, claim: _Claim) -> str:
@@ -106,10 +114,13 @@ class _Numbering:
                 continue  # rejected or unrecorded evidence supports nothing: no marker
             eid = p["evidence_id"]
             if eid not in self.numbers:
-                self.numbers[eid] = len(self.numbers) + 1
+                # an id is telemetry: shown on one line and without brackets that would end the marker
+                label = _one_line(eid, 120).replace("[", "(").replace("]", ")")
+                self.numbers[eid] = len(self.numbers) + 1 if self.style == "numbered" else label
                 self.paths[eid] = p
             n = self.numbers[eid]
-            marks.append(f"[{n}]" if p["supports"] else f"[{n} {p['citation_status'] or 'unchecked'}]")
+            why = "mismatch" if p.get("binding_mismatch") else p["citation_status"] or "unchecked"
+            marks.append(f"[{n}]" if p["supports"] else f"[{n} {why}]")
         text = " ".join(dict.fromkeys(marks))
         if claim.status != "supported":
             text += f"{' ' if text else ''}*({claim.status}: {claim.why})*"
@@ -162,7 +173,7 @@ def _inject(content: str, claims: list[_Claim], numbering: _Numbering) -> tuple[
     return "".join(out), missing
 
 
-def _reference(n: int, p: dict[str, Any]) -> str:
+def _reference(n: int | str, p: dict[str, Any]) -> str:
     parts = [f'[{n}] "{_one_line(p["excerpt"])}"']
     title = _one_line(p["source_title"], 120) if p["source_title"] else None
     url = p["source_url"]
@@ -185,13 +196,15 @@ def _reference(n: int, p: dict[str, Any]) -> str:
     return " — ".join(parts) + " · " + " · ".join(facts)
 
 
-def build_report(reader: Reader, ident: str, version: int | None = None) -> Report:
+def build_report(reader: Reader, ident: str, version: int | None = None, citations: CitationStyle = "inline") -> Report:
+    if citations not in CITATION_STYLES:
+        raise ValueError(f"citations must be one of {', '.join(CITATION_STYLES)}, got {citations!r}")
     v = resolve_version(reader, ident, version)
     artifact = reader.one("SELECT * FROM artifacts WHERE artifact_id = ?", [v["artifact_id"]], order_by="artifact_id")
     artifact = artifact or {"name": None, "type": None, "run_id": v["run_id"], "versions": v["version"]}
     paths = reader.rows(LINEAGE_SQL, [v["version_id"]], order_by="claim_id, citation_id NULLS FIRST")
     claims = _claims(paths)
-    numbering = _Numbering()
+    numbering = _Numbering(citations)
     content = v["content"] or ""
     fenced = artifact.get("type") not in (None, "markdown_report") and content.lstrip()[:1] in ("{", "[")
     if fenced:
@@ -214,12 +227,17 @@ def build_report(reader: Reader, ident: str, version: int | None = None) -> Repo
     for c in claims:
         counts[c.status] = counts.get(c.status, 0) + 1
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "none bound to this version"
+    run_id = artifact.get("run_id") or v["run_id"]
+    run = f"run `{run_id}`" if run_id else "no run"
+    if v["run_id"] != run_id:
+        where = f"in run `{v['run_id']}`" if v["run_id"] else "outside a run"
+        run += f" (this version recorded {where})"
     lines += [
         "",
         "---",
         "",
         f"*Artifact `{v['artifact_id']}` version {v['version']} of {artifact.get('versions')} (`{v['version_id']}`),"
-        f" {status}{review}; run `{v['run_id']}`; content sha256 `{(v['content_sha256'] or '')[:12]}`."
+        f" {status}{review}; {run}; content sha256 `{(v['content_sha256'] or '')[:12]}`."
         f" Claims: {summary}.*",
     ]
     return Report(

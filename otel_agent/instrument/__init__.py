@@ -13,6 +13,7 @@ from ._misuse import STRICT_ENV
 from ._scope import SpanHelper, current_operation
 from ._tracer import flush, use_tracer_provider
 from .artifacts import Artifact, add_artifact_version, create_artifact
+from .binding import ActionBinding
 from .calls import ProviderCall, ToolInvocation, provider_call, tool_invocation
 from .checks import Guard, Verifier, guard, guard_result, verifier, verifier_result
 from .config import CAPTURE_CONTENT_ENV, configure
@@ -39,6 +40,7 @@ from .evidence import citation, claim, conflict, evidence_item, source
 from .handoff import Acceptance, Delegation, Receipt, accept, delegate, parse_carrier, receipt_from_carrier
 from .memory import MemoryScope, propose_memory
 from .registry import load_registry
+from .repairs import repair
 from .runs import FlowRun, SkillInvocation, Step, current_run, flow_run, skill, step
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "STEP_LOCAL_TOOL_PRIORITY",
     "STRICT_ENV",
     "Acceptance",
+    "ActionBinding",
     "Artifact",
     "BudgetExceededError",
     "CarrierError",
@@ -93,6 +96,7 @@ __all__ = [
     "propose_memory",
     "provider_call",
     "receipt_from_carrier",
+    "repair",
     "skill",
     "source",
     "step",

@@ -21,7 +21,7 @@ from ._ids import check_id, check_ids, id_or_new
 from ._misuse import Problems, report
 from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
-from ._validate import text
+from ._validate import optional_count, text
 from .errors import InvalidValueError
 
 WELL_KNOWN_TYPES = ("markdown_report", "evidence_bundle")
@@ -36,9 +36,11 @@ def add_artifact_version(
     version_id: str | None = None,
     number: int | None = None,
     previous_version_id: str | None = None,
+    iteration: int | None = None,
 ) -> str:
     """Add a version to an existing artifact (by id). ``source_step_id`` defaults to the current step; use a
-    label such as ``"manual"`` for versions no step produced. Returns the version id."""
+    label such as ``"manual"`` for versions no step produced. ``iteration``: the round this version is the
+    candidate of (seed 001's candidate history; default: its step's). Returns the version id."""
     problems: Problems = []
     artifact_id = check_id(artifact_id, "artifact_id", problems)  # type: ignore[assignment]
     vid = id_or_new(version_id, "artv", "version_id", problems)
@@ -49,6 +51,7 @@ def add_artifact_version(
     if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number < 1):
         report(InvalidValueError(f"version number must be a positive int, got {number!r}"), problems)
         number = None
+    iteration = optional_count(iteration, "iteration", problems)
     tracer = current_tracer()
     if tracer is not None:
         scope = current_scope()
@@ -66,6 +69,7 @@ def add_artifact_version(
             source_step_id if source_step_id is not None else scope.step_id,
         )
         put(attrs, A.ARTIFACT_VERSION_EVIDENCE_IDS, refs)
+        put(attrs, A.ITERATION, iteration)
         put_misuse(attrs, problems)
         emit_record("otel_agent.artifact_version", attrs, tracer=tracer)
     return vid
@@ -95,6 +99,7 @@ class Artifact:
         source_step_id: str | None = None,
         evidence_ids: Sequence[str] = (),
         version_id: str | None = None,
+        iteration: int | None = None,
     ) -> str:
         """Add version ``len(versions) + 1``; returns its id."""
         with self._lock:
@@ -106,6 +111,7 @@ class Artifact:
                 version_id=version_id,
                 number=len(self.versions) + 1,
                 previous_version_id=self.latest_version_id,
+                iteration=iteration,
             )
             self.versions.append(vid)
         return vid

@@ -167,6 +167,25 @@ BADCASE_MESSAGE: Final = "otel_agent.badcase.message"
 BADCASE_PROVIDER: Final = "otel_agent.badcase.provider"
 BADCASE_MODEL: Final = "otel_agent.badcase.model"
 BADCASE_RAW_MODEL_OUTPUT: Final = "otel_agent.badcase.raw_model_output"
+BADCASE_RAW_MODEL_OUTPUT_TRUNCATED: Final = "otel_agent.badcase.raw_model_output_truncated"
+BADCASE_RAW_MODEL_OUTPUT_BYTES: Final = "otel_agent.badcase.raw_model_output_bytes"
+# the action a record was produced for / is about (seed 001: evidence bound to its action)
+ACTION_RUN_ID: Final = "otel_agent.action.run_id"
+ACTION_CONFIG_HASH: Final = "otel_agent.action.config_hash"
+ACTION_VARIANT: Final = "otel_agent.action.variant"
+
+# repairs (seed 001's repair_history.json): the transition from one candidate to the next
+REPAIR_ID: Final = "otel_agent.repair.id"
+REPAIR_ACTION: Final = "otel_agent.repair.action"
+REPAIR_APPLIED: Final = "otel_agent.repair.applied"
+REPAIR_TARGET: Final = "otel_agent.repair.target"
+REPAIR_BEFORE: Final = "otel_agent.repair.before"
+REPAIR_AFTER: Final = "otel_agent.repair.after"
+REPAIR_REASON: Final = "otel_agent.repair.reason"
+REPAIR_COMPUTED_BY: Final = "otel_agent.repair.computed_by"
+REPAIR_COMPUTED_BY_NAME: Final = "otel_agent.repair.computed_by_name"
+REPAIR_FROM_VERSION_ID: Final = "otel_agent.repair.from_version_id"
+REPAIR_TO_VERSION_ID: Final = "otel_agent.repair.to_version_id"
 
 # --- memory -------------------------------------------------------------------------------------------------
 MEMORY_PROPOSAL_ID: Final = "otel_agent.memory_proposal.id"
@@ -236,6 +255,7 @@ KIND_ARTIFACT: Final = "artifact"
 KIND_ARTIFACT_VERSION: Final = "artifact_version"
 KIND_DECISION: Final = "decision"
 KIND_BADCASE: Final = "badcase"
+KIND_REPAIR: Final = "repair"
 KIND_MEMORY_PROPOSAL: Final = "memory_proposal"
 KIND_RECEIPT: Final = "receipt_transition"
 KIND_HANDOFF_WORK: Final = "handoff_work"
@@ -257,6 +277,7 @@ RECORD_KINDS: Final = (
     KIND_ARTIFACT_VERSION,
     KIND_DECISION,
     KIND_BADCASE,
+    KIND_REPAIR,
     KIND_MEMORY_PROPOSAL,
     KIND_RECEIPT,
     KIND_HANDOFF_WORK,

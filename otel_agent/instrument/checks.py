@@ -26,6 +26,7 @@ from ._scope import (
 )
 from ._tracer import current_tracer
 from ._validate import number, text
+from .binding import ActionBinding, put_binding
 
 GUARD_OUTCOMES = ("passed", "blocked")
 VERIFIER_OUTCOMES = ("passed", "failed")
@@ -160,8 +161,10 @@ def verifier_result(
     score: float | None = None,
     reason: str | None = None,
     target_id: str | None = None,
+    action: ActionBinding | None = None,
 ) -> str:
-    """Record a finished verification at once (zero-length span); returns ``passed`` or ``failed``."""
+    """Record a finished verification at once (zero-length span); returns ``passed`` or ``failed``.
+    ``action``: the action (run, config hash, variant) whose output was verified."""
     v = Verifier(name, target_id=target_id)
     v.outcome, v.reason = ("passed" if passed else "failed"), reason
     if score is not None:
@@ -169,6 +172,7 @@ def verifier_result(
     tracer = current_tracer()
     if tracer is not None:
         attrs = _verifier_outcome(_verifier_attrs(current_scope(), v), v)
+        put_binding(attrs, action, v._problems())
         put_misuse(attrs, v._misuse)
         emit_record(f"verify {v.name or UNKNOWN}", attrs, tracer=tracer)
     return v.outcome  # type: ignore[return-value]

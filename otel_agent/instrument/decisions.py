@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from opentelemetry.util.types import AttributeValue
+
 from . import attributes as A
 from ._ids import id_or_new
 from ._misuse import Problems, report
 from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
 from ._validate import optional_count, text
-from .config import resolve_capture
 from .errors import InvalidValueError
 
 
@@ -75,6 +76,23 @@ def decision_record(
     return did
 
 
+MAX_RAW_OUTPUT_BYTES = 64 * 1024
+
+
+def _put_raw_output(attrs: dict[str, AttributeValue], raw: object, problems: Problems) -> None:
+    """The raw output, cut to MAX_RAW_OUTPUT_BYTES of UTF-8 at a character boundary; a cut is marked."""
+    if not isinstance(raw, str):
+        report(InvalidValueError(f"raw_model_output must be a string, got {type(raw).__name__}"), problems)
+        return
+    data = raw.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_RAW_OUTPUT_BYTES:
+        attrs[A.BADCASE_RAW_MODEL_OUTPUT] = raw
+        return
+    attrs[A.BADCASE_RAW_MODEL_OUTPUT] = data[:MAX_RAW_OUTPUT_BYTES].decode("utf-8", "ignore")
+    attrs[A.BADCASE_RAW_MODEL_OUTPUT_TRUNCATED] = True
+    attrs[A.BADCASE_RAW_MODEL_OUTPUT_BYTES] = len(data)
+
+
 def badcase(
     stage: str,
     *,
@@ -90,8 +108,9 @@ def badcase(
 ) -> str:
     """Record a failure worth studying (JSON parse error, schema miss, policy conflict...). Returns its id.
 
-    ``error`` fills ``error_type`` / ``message`` when they are not given. ``raw_model_output`` is emitted only
-    when content capture is on (argument > enclosing run > configure() > env > off).
+    ``error`` fills ``error_type`` / ``message`` when they are not given. ``raw_model_output`` is the failure
+    evidence (seed 001), so unlike ordinary content it is kept by default — bounded to 64 KiB of UTF-8, a cut
+    marked — unless ``capture_content=False`` (a receiver-side redaction rule can drop it for everyone).
     """
     problems: Problems = []
     bid = id_or_new(badcase_id, "bad", "badcase_id", problems)
@@ -114,8 +133,8 @@ def badcase(
         put(attrs, A.BADCASE_PROVIDER, provider)
         put(attrs, A.BADCASE_MODEL, model)
         put(attrs, A.ITERATION, iteration)
-        if raw_model_output is not None and resolve_capture(capture_content, scope.capture):
-            attrs[A.BADCASE_RAW_MODEL_OUTPUT] = raw_model_output
+        if raw_model_output is not None and capture_content is not False:
+            _put_raw_output(attrs, raw_model_output, problems)
         put_misuse(attrs, problems)
         emit_record("otel_agent.badcase", attrs, tracer=tracer)
     return bid

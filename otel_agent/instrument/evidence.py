@@ -21,6 +21,7 @@ from ._misuse import Problems, report
 from ._scope import base_attributes, current_scope, emit_record, put, put_misuse
 from ._tracer import current_tracer
 from ._validate import one_of, text
+from .binding import ActionBinding, put_binding
 from .errors import InvalidValueError
 
 CONFIDENCES = ("high", "medium", "low")
@@ -83,8 +84,10 @@ def evidence_item(
     supports_step: str | None = None,
     evidence_id: str | None = None,
     metadata: Mapping[str, Any] | None = None,
+    action: ActionBinding | None = None,
 ) -> str:
-    """An excerpt of a source supporting a step (defaults to the current step's name). Returns its id."""
+    """An excerpt of a source supporting a step (defaults to the current step's name). ``action``: the action
+    (run, config hash, variant) it was produced for. Returns its id."""
     problems: Problems = []
     eid = id_or_new(evidence_id, "ev", "evidence_id", problems)
     source_id = check_id(source_id, "source_id", problems)  # type: ignore[assignment]
@@ -100,6 +103,7 @@ def evidence_item(
         put(attrs, A.EVIDENCE_CONFIDENCE, confidence)
         put(attrs, A.EVIDENCE_SUPPORTS_STEP, supports_step if supports_step is not None else scope.step_name)
         put(attrs, A.EVIDENCE_METADATA, metadata_json(metadata, problems))
+        put_binding(attrs, action, problems)
         put_misuse(attrs, problems)
         emit_record("otel_agent.evidence_item", attrs, tracer=tracer)
     return eid
@@ -111,8 +115,10 @@ def claim(
     confidence: str,
     artifact_version_id: str | None = None,
     claim_id: str | None = None,
+    action: ActionBinding | None = None,
 ) -> str:
-    """A conclusion in an output, optionally bound to the artifact version it appears in. Returns its id."""
+    """A conclusion in an output, optionally bound to the artifact version it appears in. ``action``: the action
+    it is about (evidence produced for another action does not support it). Returns its id."""
     problems: Problems = []
     cid = id_or_new(claim_id, "claim", "claim_id", problems)
     claim_text = text(claim_text, "claim text", problems)  # type: ignore[assignment]
@@ -126,6 +132,7 @@ def claim(
         put(attrs, A.CLAIM_TEXT, claim_text)
         put(attrs, A.CLAIM_CONFIDENCE, confidence)
         put(attrs, A.CLAIM_ARTIFACT_VERSION_ID, artifact_version_id)
+        put_binding(attrs, action, problems)
         put_misuse(attrs, problems)
         emit_record("otel_agent.claim", attrs, tracer=tracer)
     return cid

@@ -10,13 +10,19 @@ the reviewed record as its view shows it just before the review.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from otel_agent.errors import InvalidPayloadError, NotFoundError
-from otel_agent.server.review_targets import TARGETS, canonical_kind, decisions_for  # the one table of kinds
+from otel_agent.server.review_targets import (  # the one table of kinds
+    TARGETS,
+    VERDICT_REQUIRES,
+    canonical_kind,
+    decisions_for,
+)
 from otel_agent.store.database import store_cursor
 
 if TYPE_CHECKING:
@@ -97,6 +103,11 @@ def prepare_review(
     copy = snapshot(con, kind, target)  # type: ignore[arg-type]
     if copy is None:
         raise NotFoundError(f"no {kind} with id {target!r}: nothing was written")
+    if kind in VERDICT_REQUIRES:
+        column, required, governed, rule = VERDICT_REQUIRES[kind]
+        state = json.loads(copy).get(column)
+        if verdict in governed and state != required:
+            raise InvalidPayloadError(f"{rule}; {kind} {target!r} has {column} {state!r}: nothing was written")
     reviewed_at = now or _now()
     return ReviewRecord(_new_id("rev"), kind, target, verdict, who, why, _iso(reviewed_at), principal, copy)  # type: ignore[arg-type]
 

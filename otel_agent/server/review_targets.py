@@ -16,6 +16,7 @@ TARGETS: dict[str, tuple[str, str]] = {
     "artifact_version": ("artifact_versions", "version_id"),
     "memory_proposal": ("memory_proposals", "proposal_id"),
     "conflict": ("conflicts", "conflict_id"),
+    "decision": ("decisions", "decision_id"),
 }
 KIND_ALIASES = {
     "evidence": "evidence_item",
@@ -26,9 +27,22 @@ KIND_ALIASES = {
     "memory_proposal": "memory_proposal",
     "memory": "memory_proposal",
     "conflict": "conflict",
+    "decision": "decision",
 }
 RECORD_DECISIONS = ("approve", "reject", "annotate")
 CONFLICT_DECISIONS = ("acknowledge", "resolve", "annotate")
+
+# Verdicts some records accept only in a given state: kind → (column of its view, required value, the verdicts
+# it governs, why). A decision record is answered by a human only when its effective decision asked for one
+# (seed 001: the policy gate's human_review); anyone may annotate any decision.
+VERDICT_REQUIRES: dict[str, tuple[str, str, tuple[str, ...], str]] = {
+    "decision": (
+        "effective_decision",
+        "human_review",
+        ("approve", "reject"),
+        "only a decision whose effective decision is human_review takes a human verdict",
+    ),
+}
 
 
 def canonical_kind(kind: str) -> str:

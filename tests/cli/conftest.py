@@ -40,7 +40,7 @@ def cli_spans() -> list:
     with oi.use_tracer_provider(provider):
         with oi.flow_run("cli_workflow", run_id=RUN_ID, agent_name="cli_agent"):
             with oi.step("gather", step_id=f"{RUN_ID}_gather"):
-                with oi.provider_call("openai", "gpt-4o-mini") as call:
+                with oi.provider_call("openai", "gpt-4o-mini", input_artifacts=["requirement.json"]) as call:
                     call.set_cost(0.000075)
                 src = oi.source("https://example.org/survey", title="Survey", source_id="src_cli")
                 oi.evidence_item(src, EXCERPT, confidence="high", evidence_id=EVIDENCE_ID)
@@ -54,6 +54,7 @@ def cli_spans() -> list:
                     span.set_status(Status(StatusCode.ERROR, TOOL_STATUS_MESSAGE))
                 report = oi.create_artifact("CLI report", artifact_type="markdown_report", artifact_id=ARTIFACT_ID)
                 report.add_version("# CLI report\n- Graph orchestration is common.", version_id="artv_cli_1")
+                oi.repair("SHORTEN", applied=False, iteration=1, from_version_id="artv_cli_1", repair_id="rep_cli")
     provider.shutdown()
     return list(exporter.get_finished_spans())
 

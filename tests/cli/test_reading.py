@@ -41,6 +41,9 @@ READING = {
     "artifacts": [],
     "cost": [],
     "health": [],
+    "dependencies": [],
+    "repairs": [],
+    "candidates": [ARTIFACT_ID],
 }
 
 
@@ -160,9 +163,10 @@ def test_the_run_tree_speaks_in_words(cli_store: Path) -> None:
 
 def test_run_all_prints_record_ids(cli_store: Path) -> None:
     out = invoke("run", RUN_ID, "--db", str(cli_store), "--all").stdout
-    for kind, record_id in (("source", "src_cli"), ("evidence_item", EVIDENCE_ID), ("claim", CLAIM_ID),
-                            ("citation", "cit_cli_1"), ("artifact", ARTIFACT_ID)):  # fmt: skip
+    for kind, record_id in (("source", "src_cli"), ("citation", "cit_cli_1"), ("artifact", ARTIFACT_ID)):
         assert f"record {kind}  {record_id}" in out, (kind, out)
+    # evidence and claims are drawn with their details, with --all as without (issue 15 item 10)
+    assert f"evidence {EVIDENCE_ID}  (high)" in out and f"claim {CLAIM_ID}  supported" in out
 
 
 def test_run_as_rows(cli_store: Path) -> None:

@@ -32,6 +32,7 @@ AGENT_KINDS = {
     "memory_proposal": 1,
     "provider_call": 4,
     "receipt_transition": 3,
+    "repair": 1,
     "skill_invocation": 3,
     "source": 4,
     "step": 5,
@@ -147,6 +148,11 @@ def test_report_has_two_versions_and_the_regenerated_one_passes(demo: DemoResult
     assert decision["otel_agent.decision.model_decision"] == "publish"
     assert decision["otel_agent.decision.effective_decision"] == "regenerate"
     assert decision["otel_agent.decision.mismatch"] is True and decision["otel_agent.decision.review_required"] is True
+    # the repair between the two versions, lined up with each version's evaluation (issue 15)
+    history = query(demo.db, "SELECT version_id, evaluation, repair_id, next_version_id, produced_by_repair_id"
+                    " FROM candidate_history ORDER BY version")  # fmt: skip
+    assert history == [(C.REPORT_V1, "failed", C.REPAIR_ID, C.REPORT_V2, None),
+                       (C.REPORT_V2, "passed", None, None, C.REPAIR_ID)]  # fmt: skip
 
 
 def test_claims_of_v2_trace_back_to_their_sources(demo: DemoResult) -> None:

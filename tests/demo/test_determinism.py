@@ -25,7 +25,8 @@ SELECT DISTINCT service_name, {KIND}, coalesce(
              attributes->>'otel_agent.claim.id', attributes->>'otel_agent.citation.id',
              attributes->>'otel_agent.conflict.id', attributes->>'otel_agent.artifact_version.id',
              attributes->>'otel_agent.artifact.id', attributes->>'otel_agent.decision.id',
-             attributes->>'otel_agent.badcase.id', attributes->>'otel_agent.memory_proposal.id',
+             attributes->>'otel_agent.badcase.id', attributes->>'otel_agent.repair.id',
+             attributes->>'otel_agent.memory_proposal.id',
              attributes->>'otel_agent.skill.invocation_id', attributes->>'otel_agent.context.snapshot_id',
              attributes->>'gen_ai.tool.call.id', attributes->>'otel_agent.receipt.handoff_id', '')
 FROM spans ORDER BY ALL
@@ -35,7 +36,7 @@ FROM spans ORDER BY ALL
 def test_otlp_and_embedded_runs_record_the_same_things(otlp_demo: DemoResult, embedded_demo: DemoResult) -> None:
     assert query(otlp_demo.db, RECORD_IDS) == query(embedded_demo.db, RECORD_IDS)
     recorded = records(otlp_demo.db)
-    assert len(recorded) == 80 and len({r[0] for r in recorded}) == 2  # both processes' spans, all of them
+    assert len(recorded) == 81 and len({r[0] for r in recorded}) == 2  # both processes' spans, all of them
     assert recorded == records(embedded_demo.db)
     assert otlp_demo.fact_check_handoff_id == embedded_demo.fact_check_handoff_id
     assert otlp_demo.translate_handoff_id == embedded_demo.translate_handoff_id

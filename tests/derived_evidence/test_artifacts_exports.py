@@ -81,7 +81,7 @@ def test_regenerating_from_another_process_adds_a_version(store):
     rows = store.rows("SELECT artifact_id, type, versions, status FROM artifacts ORDER BY artifact_id")
     assert rows == [
         ("art_lonely", None, 1, "draft"),
-        ("art_other", "evidence_bundle", 0, "empty"),
+        ("art_other", "evidence_bundle", 0, "draft"),
         ("art_report", "markdown_report", 3, "draft"),
     ]
 
@@ -89,7 +89,7 @@ def test_regenerating_from_another_process_adds_a_version(store):
 def test_report_injects_citations_after_each_claim(store):
     path = store.path
     store.close()
-    report = build_report(Reader([path]), "art_report")
+    report = build_report(Reader([path]), "art_report", citations="numbered")
     assert report.version_id == "artv_2" and report.status == "draft"
     assert report.markdown.startswith(REPORT_V2_EXPECTED)
     refs = [line for line in report.markdown.splitlines() if line.startswith("- [")]
@@ -102,7 +102,7 @@ def test_report_injects_citations_after_each_claim(store):
     assert report.claims_not_in_text == []
     # A given version, by number or id.
     assert build_report(Reader([path]), "art_report", version=1).version_id == "artv_1"
-    v1 = build_report(Reader([path]), "artv_1").markdown
+    v1 = build_report(Reader([path]), "artv_1", citations="numbered").markdown
     assert "- Graph orchestration is mainstream [1]\n" in v1  # claims are bound to v2: nothing injected in v1
     with pytest.raises(NotFoundError):
         build_report(Reader([path]), "art_nope")
@@ -115,9 +115,9 @@ def test_report_defaults_to_the_latest_approved_version(store):
     review(store, "evidence", "ev_a1", "reject", "bob", "misquoted")
     path = store.path
     store.close()
-    report = build_report(Reader([path]), "art_report")
+    report = build_report(Reader([path]), "art_report", citations="numbered")
     assert report.version_id == "artv_1" and "approved by alice" in report.markdown
-    v2 = build_report(Reader([path]), "art_report", version=2).markdown
+    v2 = build_report(Reader([path]), "art_report", version=2, citations="numbered").markdown
     # Rejected evidence gets no marker and the others are renumbered.
     assert "- Graph orchestration is mainstream [1] [2]\n" in v2 and "`ev_a1`" not in v2
 
@@ -200,7 +200,7 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
     assert run("lineage", "cl_nope").exit_code == 2
 
     report_file = tmp_path / "report.md"
-    out = run("export", "report", "art_report", "--out", str(report_file))
+    out = run("export", "report", "art_report", "--citations", "numbered", "--out", str(report_file))
     assert out.exit_code == 0, out.output
     text = report_file.read_text()
     assert text.startswith("# Agent memory systems\n\n- Graph orchestration is mainstream [1] [2] [3]\n")

@@ -138,15 +138,16 @@ def exercise_everything() -> dict[str, object]:
                 metadata={"author": "x"},
                 source_id="src_a",
             )
-            ev = oi.evidence_item(src, "excerpt", confidence="high", metadata={"page": 3})
+            bound = oi.ActionBinding(run_id="run_demo", config_hash="sha256:c0ffee", variant="candidate")
+            ev = oi.evidence_item(src, "excerpt", confidence="high", metadata={"page": 3}, action=bound)
             art = oi.create_artifact("report")
             v1 = art.add_version("# v1", evidence_ids=[ev])
-            v2 = art.add_version("# v2", evidence_ids=[ev])
-            cl = oi.claim("a claim", confidence="medium", artifact_version_id=v1)
+            v2 = art.add_version("# v2", evidence_ids=[ev], iteration=2)
+            cl = oi.claim("a claim", confidence="medium", artifact_version_id=v1, action=bound)
             cit = oi.citation(cl, ev, citation_text="[1]", status="weak")
             conf = oi.conflict("disagree", claim_ids=[cl], evidence_ids=[ev], severity="high")
             oi.guard_result("output.citation_required", passed=False, reason="uncited", stage="output", target_id=cl)
-            oi.verifier_result("coverage", passed=False, score=0.4, reason="insufficient", target_id=v2)
+            oi.verifier_result("coverage", passed=False, score=0.4, reason="insufficient", target_id=v2, action=bound)
             dec = oi.decision_record(
                 "quality_review",
                 model_decision="repair",
@@ -167,6 +168,20 @@ def exercise_everything() -> dict[str, object]:
                 raw_model_output="{",
                 iteration=1,
             )
+            rep = oi.repair(
+                "REDUCE_BULLETS",
+                applied=True,
+                iteration=1,
+                target="bullets_per_wave",
+                before=30,
+                after=22,
+                reason="too many bullets",
+                computed_by="deterministic",
+                computed_by_name="repair_tool",
+                from_version_id=v1,
+                to_version_id=v2,
+            )
+            oi.badcase("schema", error_type="SchemaError", raw_model_output="x" * (70 * 1024))  # cut, marked
             mem = oi.propose_memory(
                 "procedural",
                 "use two providers",
@@ -179,7 +194,7 @@ def exercise_everything() -> dict[str, object]:
                 ids["misused_claim"] = oi.claim("a claim", confidence="sure")
         ids.update(
             source=src, evidence=ev, artifact=art.artifact_id, versions=[v1, v2], claim=cl, citation=cit,
-            conflict=conf, decision=dec, badcase=bad, memory=mem, carrier=dict(delegation.carrier),
+            conflict=conf, decision=dec, badcase=bad, repair=rep, memory=mem, carrier=dict(delegation.carrier),
             operation=delegation.operation_id, handoff=delegation.handoff_id,
         )  # fmt: skip
     with oi.accept(delegation.carrier, expected_artifact="fact_check_report") as work:

@@ -52,17 +52,24 @@ def test_decision_keeps_model_and_policy_side_by_side(spans: Spans) -> None:
     assert third[A.DECISION_MISMATCH] is True and third[A.DECISION_REVIEW_REQUIRED] is False
 
 
-def test_badcase_raw_output_only_with_capture(spans: Spans) -> None:
+def test_badcase_keeps_the_raw_output_by_default_bounded(spans: Spans) -> None:
+    big = "é" * 40_000  # 80 000 UTF-8 bytes
     with oi.flow_run("w", run_id="r"):
         oi.badcase("json_parse", error=ValueError("Expecting ','"), raw_model_output="{bad", provider="openai")
-        oi.badcase("json_parse", error_type="JSONDecodeError", raw_model_output="{bad", capture_content=True)
-    off, on = spans.kind("badcase")
-    assert off.name == "otel_agent.badcase" and off.status.status_code is StatusCode.UNSET
-    assert off.attributes[A.BADCASE_ERROR_TYPE] == "ValueError"
-    assert off.attributes[A.BADCASE_MESSAGE] == "Expecting ','"
-    assert off.attributes[A.BADCASE_STAGE] == "json_parse" and off.attributes[A.BADCASE_PROVIDER] == "openai"
-    assert A.BADCASE_RAW_MODEL_OUTPUT not in off.attributes
-    assert on.attributes[A.BADCASE_RAW_MODEL_OUTPUT] == "{bad" and on.attributes[A.RUN_ID] == "r"
+        oi.badcase("json_parse", error_type="JSONDecodeError", raw_model_output="{bad", capture_content=False)
+        oi.badcase("json_parse", error_type="JSONDecodeError", raw_model_output=big)
+    kept, off, cut = spans.kind("badcase")
+    assert kept.name == "otel_agent.badcase" and kept.status.status_code is StatusCode.UNSET
+    assert kept.attributes[A.BADCASE_ERROR_TYPE] == "ValueError"
+    assert kept.attributes[A.BADCASE_MESSAGE] == "Expecting ','"
+    assert kept.attributes[A.BADCASE_STAGE] == "json_parse" and kept.attributes[A.BADCASE_PROVIDER] == "openai"
+    assert kept.attributes[A.BADCASE_RAW_MODEL_OUTPUT] == "{bad" and kept.attributes[A.RUN_ID] == "r"
+    assert A.BADCASE_RAW_MODEL_OUTPUT_TRUNCATED not in kept.attributes
+    assert A.BADCASE_RAW_MODEL_OUTPUT not in off.attributes  # the agent said no
+    out = cut.attributes[A.BADCASE_RAW_MODEL_OUTPUT]
+    assert len(out.encode()) == 64 * 1024 and out == "é" * (32 * 1024)  # cut at a character boundary
+    assert cut.attributes[A.BADCASE_RAW_MODEL_OUTPUT_TRUNCATED] is True
+    assert cut.attributes[A.BADCASE_RAW_MODEL_OUTPUT_BYTES] == 80_000
     with pytest.raises(oi.InvalidValueError):
         oi.badcase("stage")
 

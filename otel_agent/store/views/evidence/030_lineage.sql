@@ -2,16 +2,20 @@
 --
 -- A citation supports its claim when its status is `valid` and the evidence item it cites is recorded and not
 -- rejected by a reviewer. A conflict that is not resolved makes every claim it names conflicted, and so does
--- one naming evidence the claim validly cites.
+-- one naming evidence the claim validly cites. Evidence produced for another action than the claim is about
+-- (evidence_binding_mismatches, 025) does not support it.
 
 CREATE OR REPLACE VIEW claim_support AS
 WITH paths AS (
     SELECT ci.claim_id, ci.citation_id, ci.status AS citation_status, ci.evidence_id,
            e.evidence_id IS NOT NULL AS evidence_found,
            e.status AS evidence_status,
-           ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected' AS supports
+           m.citation_id IS NOT NULL AS binding_mismatch,
+           ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected' AND m.citation_id IS NULL
+               AS supports
     FROM citations ci
     LEFT JOIN evidence_items e ON e.evidence_id = ci.evidence_id
+    LEFT JOIN evidence_binding_mismatches m ON m.citation_id = ci.citation_id
 ),
 support AS (
     SELECT claim_id,
@@ -19,7 +23,8 @@ support AS (
            count(*) FILTER (WHERE citation_status = 'valid') AS valid_citations,
            count(DISTINCT evidence_id) FILTER (WHERE supports) AS supporting_evidence,
            count(DISTINCT evidence_id) FILTER (WHERE evidence_status = 'rejected') AS rejected_evidence,
-           count(DISTINCT evidence_id) FILTER (WHERE NOT evidence_found) AS missing_evidence
+           count(DISTINCT evidence_id) FILTER (WHERE NOT evidence_found) AS missing_evidence,
+           count(DISTINCT evidence_id) FILTER (WHERE binding_mismatch) AS mismatched_evidence
     FROM paths
     GROUP BY claim_id
 ),
@@ -46,6 +51,7 @@ judged AS (
            coalesce(s.supporting_evidence, 0) AS supporting_evidence,
            coalesce(s.rejected_evidence, 0) AS rejected_evidence,
            coalesce(s.missing_evidence, 0) AS missing_evidence,
+           coalesce(s.mismatched_evidence, 0) AS mismatched_evidence,
            coalesce(oc.conflict_ids, []::VARCHAR[]) AS open_conflict_ids,
            r.status AS review_status,
            r.decided_by AS reviewed_by,
@@ -74,11 +80,13 @@ SELECT claim_id, text, confidence, run_id, artifact_version_id,
                THEN 'approved by ' || reviewed_by || ' without supporting evidence'
            WHEN citations = 0 THEN 'no citation'
            WHEN valid_citations = 0 THEN 'no valid citation (only weak or invalid ones)'
+           WHEN mismatched_evidence > 0
+               THEN mismatched_evidence || ' cited evidence item(s) produced for another action (binding mismatch)'
            WHEN rejected_evidence > 0 AND missing_evidence = 0 THEN 'all cited evidence was rejected by review'
            ELSE 'cited evidence is not recorded'
        END AS why,
        citations, valid_citations, supporting_evidence, rejected_evidence, missing_evidence, open_conflict_ids,
-       review_status, reviewed_by, reviewed_at
+       review_status, reviewed_by, reviewed_at, mismatched_evidence
 FROM judged;
 
 -- One row per path claim → citation → evidence item → source (a claim without citations: one row with NULL
@@ -103,7 +111,8 @@ SELECT c.claim_id,
        e.run_id AS evidence_run_id,
        e.step_id AS evidence_step_id,
        e.supports_step,
-       coalesce(ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected', false) AS supports,
+       coalesce(ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected'
+                AND m.citation_id IS NULL, false) AS supports,
        e.source_id,
        s.url AS source_url,
        s.title AS source_title,
@@ -112,9 +121,11 @@ SELECT c.claim_id,
        c.trace_id AS claim_trace_id,
        ci.trace_id AS citation_trace_id,
        e.trace_id AS evidence_trace_id,
-       s.trace_id AS source_trace_id
+       s.trace_id AS source_trace_id,
+       m.citation_id IS NOT NULL AS binding_mismatch
 FROM claims c
 JOIN claim_support cs USING (claim_id)
 LEFT JOIN citations ci ON ci.claim_id = c.claim_id
 LEFT JOIN evidence_items e ON e.evidence_id = ci.evidence_id
+LEFT JOIN evidence_binding_mismatches m ON m.citation_id = ci.citation_id
 LEFT JOIN sources s ON s.source_id = e.source_id;

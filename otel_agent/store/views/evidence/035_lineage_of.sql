@@ -86,13 +86,16 @@ ev AS MATERIALIZED (
                attributes->>'otel_agent.run.id' AS run_id,
                attributes->>'otel_agent.step.id' AS step_id,
                attributes->>'otel_agent.evidence.supports_step' AS supports_step,
+               attributes->>'otel_agent.action.run_id' AS action_run_id,
+               attributes->>'otel_agent.action.config_hash' AS action_config_hash,
+               attributes->>'otel_agent.action.variant' AS action_variant,
                trace_id, span_id, start_time AS recorded_at
         FROM found
         WHERE name = 'otel_agent.evidence_item' AND record_kind = 'evidence_item'
         UNION ALL
         SELECT 'retrieval:' || trace_id || ':' || span_id || ':' || doc_index,
                coalesce(document_id, 'doc:' || trace_id || ':' || span_id || ':' || doc_index),
-               content, NULL, score, origin, run_id, step_id, NULL, trace_id, span_id, end_time
+               content, NULL, score, origin, run_id, step_id, NULL, NULL, NULL, NULL, trace_id, span_id, end_time
         FROM documents
     ) e
     LEFT JOIN verdicts v ON v.target_kind = 'evidence_item' AND v.target_id = e.evidence_id
@@ -118,12 +121,25 @@ src AS MATERIALIZED (
     WHERE source_id IN (SELECT source_id FROM ev)
     QUALIFY row_number() OVER (PARTITION BY source_id ORDER BY recorded_at, trace_id, span_id) = 1
 ),
+-- the claim's action binding (evidence bound to another action supports nothing: 025_action_bindings.sql)
+claim_action AS MATERIALIZED (
+    SELECT attributes->>'otel_agent.action.run_id' AS run_id,
+           attributes->>'otel_agent.action.config_hash' AS config_hash,
+           attributes->>'otel_agent.action.variant' AS variant
+    FROM found
+    WHERE name = 'otel_agent.claim' AND record_kind = 'claim' AND record_id = wanted
+    ORDER BY start_time, trace_id, span_id LIMIT 1
+),
 -- 4. one row per citation, and the claim's status by the rules of claim_support
 paths AS MATERIALIZED (
     SELECT ci.citation_id, ci.citation_text, ci.status, ci.evidence_id, ci.trace_id,
            e.evidence_id IS NOT NULL AS evidence_found,
            e.status AS evidence_status,
-           coalesce(ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected', false) AS supports,
+           coalesce(ca.run_id <> e.action_run_id OR ca.config_hash <> e.action_config_hash
+                    OR ca.variant <> e.action_variant, false) AS binding_mismatch,
+           coalesce(ci.status = 'valid' AND e.evidence_id IS NOT NULL AND e.status <> 'rejected'
+                    AND NOT coalesce(ca.run_id <> e.action_run_id OR ca.config_hash <> e.action_config_hash
+                                     OR ca.variant <> e.action_variant, false), false) AS supports,
            e.excerpt, e.confidence AS evidence_confidence, e.score AS evidence_score, e.origin AS evidence_origin,
            e.run_id AS evidence_run_id, e.step_id AS evidence_step_id, e.supports_step, e.source_id,
            e.trace_id AS evidence_trace_id,
@@ -132,6 +148,7 @@ paths AS MATERIALIZED (
     FROM ci
     LEFT JOIN ev e ON e.evidence_id = ci.evidence_id
     LEFT JOIN src s ON s.source_id = e.source_id
+    LEFT JOIN claim_action ca ON true
 ),
 -- conflicts not resolved that list the claim, or evidence it cites validly
 open_conflicts AS (
@@ -187,7 +204,8 @@ SELECT c.record_id AS claim_id,
        c.trace_id AS claim_trace_id,
        p.trace_id AS citation_trace_id,
        p.evidence_trace_id,
-       p.source_trace_id
+       p.source_trace_id,
+       coalesce(p.binding_mismatch, false) AS binding_mismatch
 FROM (SELECT * FROM found
       WHERE name = 'otel_agent.claim' AND record_kind = 'claim' AND record_id = wanted
       ORDER BY start_time, trace_id, span_id LIMIT 1) c

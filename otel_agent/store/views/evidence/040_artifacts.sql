@@ -100,7 +100,7 @@ SELECT coalesce(c.artifact_id, v.artifact_id) AS artifact_id,
        c.type,
        c.name,
        coalesce(c.run_id, v.first_version_run_id) AS run_id,
-       coalesce(v.latest_status, 'empty') AS status,
+       coalesce(v.latest_status, 'draft') AS status,  -- created, no version yet: the seed's draft
        coalesce(v.versions, 0) AS versions,
        v.latest_version,
        v.latest_version_id,

@@ -185,7 +185,7 @@ CREATE OR REPLACE MACRO receipt_attempts_at(
     as_of,
     ack_window := INTERVAL 120 SECOND,
     progress_window := INTERVAL 15 MINUTE,
-    verification_window := INTERVAL 15 MINUTE,
+    verification_window := INTERVAL 120 SECOND,
     clock_skew := INTERVAL 5 SECOND
 ) AS TABLE
 WITH grouped AS (
@@ -333,7 +333,7 @@ CREATE OR REPLACE MACRO receipt_state_at(
     as_of,
     ack_window := INTERVAL 120 SECOND,
     progress_window := INTERVAL 15 MINUTE,
-    verification_window := INTERVAL 15 MINUTE,
+    verification_window := INTERVAL 120 SECOND,
     clock_skew := INTERVAL 5 SECOND
 ) AS TABLE
 WITH att AS (

@@ -33,8 +33,15 @@ SELECT decision_id, name, model_decision, model_action, effective_decision, effe
            AS mismatch,
        emitted_mismatch,
        coalesce(review_required, model_decision IS DISTINCT FROM effective_decision) AS review_required,
-       reason, evidence_refs, iteration, run_id, step_id, trace_id, span_id, service_name, decided_at
-FROM raw;
+       reason, evidence_refs, iteration, run_id, step_id, trace_id, span_id, service_name, raw.decided_at,
+       -- the human's answer to a human_review decision (reviews of kind 'decision', append-only; issue 15)
+       CASE r.status WHEN 'approved' THEN 'approve' WHEN 'rejected' THEN 'reject' END AS human_verdict,
+       r.decided_by AS human_reviewer,
+       r.decided_at AS human_reviewed_at,
+       r.decision_reason AS human_reason,
+       coalesce(r.annotations, 0) AS human_annotations
+FROM raw
+LEFT JOIN review_status r ON r.target_kind = 'decision' AND r.target_id = raw.decision_id;
 
 CREATE OR REPLACE VIEW badcases AS
 SELECT attributes->>'otel_agent.badcase.id' AS badcase_id,
@@ -44,6 +51,10 @@ SELECT attributes->>'otel_agent.badcase.id' AS badcase_id,
        attributes->>'otel_agent.badcase.provider' AS provider,
        attributes->>'otel_agent.badcase.model' AS model,
        attributes->>'otel_agent.badcase.raw_model_output' AS raw_model_output,
+       coalesce(TRY_CAST(attributes->>'otel_agent.badcase.raw_model_output_truncated' AS BOOLEAN), false)
+           AS raw_model_output_truncated,
+       coalesce(TRY_CAST(attributes->>'otel_agent.badcase.raw_model_output_bytes' AS BIGINT),
+                octet_length(encode(attributes->>'otel_agent.badcase.raw_model_output'))) AS raw_model_output_bytes,
        attributes->>'otel_agent.run.id' AS run_id,
        TRY_CAST(attributes->>'otel_agent.iteration' AS BIGINT) AS iteration,
        attributes->>'otel_agent.step.id' AS step_id,

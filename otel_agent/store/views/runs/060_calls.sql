@@ -2,6 +2,27 @@
 -- run, step, skill and parent ids for walking run -> step -> skill -> call -> guard with joins.
 -- Each is a view over all runs and a macro <view>_for_run(run_id) reading only that run's traces.
 
+-- oa_call_dependencies(rid): a call's data dependencies (seed 001's agent_runs.json; issue 15): the artifacts /
+-- records it read and produced (free-form names or ids) and the caller's token estimate (the prompt it used is
+-- classified: genai_ext.prompt_name / prompt_version).
+-- Parsed here, from the few spans that carry them (a text filter first), so the classification layers stay as
+-- they are; deduplicated as oa_span_fields is.
+CREATE OR REPLACE MACRO oa_call_dependencies(rid) AS TABLE
+WITH d AS (
+    SELECT trace_id, span_id, end_time, received_at,
+           json_transform(attributes,
+               '{"otel_agent.call.input_artifacts":["VARCHAR"],"otel_agent.call.output_artifacts":["VARCHAR"],'
+                   || '"otel_agent.call.token_estimate":"VARCHAR"}') AS a
+    FROM oa_scoped_spans(rid)
+    WHERE CAST(attributes AS VARCHAR) LIKE '%"otel_agent.call.%'
+)
+SELECT trace_id, span_id,
+       a."otel_agent.call.input_artifacts" AS input_artifacts,
+       a."otel_agent.call.output_artifacts" AS output_artifacts,
+       oa_count(a."otel_agent.call.token_estimate") AS token_estimate
+FROM d
+QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
+
 -- Provider calls (model inference; for our spans also retrieval from a search provider). A call nested
 -- directly inside another provider call (two instrumentations recording the same request, e.g. an
 -- instrumented OpenAI client inside our provider_call or inside an OpenInference LLM span) is left out, so
@@ -24,8 +45,14 @@ SELECT
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN request_model END AS fallback_to_model,
     genai_ext.prompt_name, genai_ext.prompt_version, genai_ext.request_stream, genai_ext.time_to_first_chunk_ms,
     genai_ext.response_id, conversation_id,
-    data_source_id, service_name
+    data_source_id,
+    agent_name, iteration,
+    coalesce(input_artifacts, []::VARCHAR[]) AS input_artifacts,
+    coalesce(output_artifacts, []::VARCHAR[]) AS output_artifacts,
+    token_estimate,
+    service_name
 FROM oa_priced(rid)
+LEFT JOIN oa_call_dependencies(rid) USING (trace_id, span_id)
 WHERE category = 'provider_call' AND NOT nested_call;
 
 CREATE OR REPLACE VIEW provider_calls AS SELECT * FROM provider_calls_for_run(NULL);
@@ -37,8 +64,12 @@ SELECT
     start_time, end_time, duration_ms, status_code, is_error, error_type,
     coalesce(retry_count, 0) AS retries,
     cost_usd, cost_source,
+    agent_name, iteration,
+    coalesce(input_artifacts, []::VARCHAR[]) AS input_artifacts,
+    coalesce(output_artifacts, []::VARCHAR[]) AS output_artifacts,
     service_name
 FROM oa_priced(rid)
+LEFT JOIN oa_call_dependencies(rid) USING (trace_id, span_id)
 WHERE category = 'tool_invocation' AND NOT nested_call;
 
 CREATE OR REPLACE VIEW tool_invocations AS SELECT * FROM tool_invocations_for_run(NULL);
