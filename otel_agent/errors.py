@@ -18,6 +18,10 @@ class InvalidPayloadError(OtelAgentError):
     """The request body cannot be decoded, or every item in it is invalid (permanent: 400)."""
 
 
+class ClientDisconnectedError(InvalidPayloadError):
+    """The client closed the connection before its body was complete (nothing stored; the reply goes nowhere)."""
+
+
 class PayloadTooLargeError(OtelAgentError):
     """The body, compressed or after decompression, is larger than the configured limit (413)."""
 

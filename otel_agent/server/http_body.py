@@ -8,9 +8,14 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from otel_agent.errors import InvalidPayloadError, PayloadTooLargeError, UnsupportedMediaTypeError
+from otel_agent.errors import (
+    ClientDisconnectedError,
+    InvalidPayloadError,
+    PayloadTooLargeError,
+    UnsupportedMediaTypeError,
+)
 from otel_agent.fold.decode import JSON, PROTOBUF
 
 CONTENT_TYPES = {
@@ -54,29 +59,34 @@ async def read_body(request: Request, limit: int, reserve: Callable[[int], None]
     inflater = zlib.decompressobj(wbits=31) if encoding == "gzip" else None
     raw = 0
     out = bytearray()
-    async for chunk in request.stream():
-        raw += len(chunk)
-        if raw > limit:
-            raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes")
-        if inflater is None:
-            out += chunk
+    try:
+        async for chunk in request.stream():
+            raw += len(chunk)
+            if raw > limit:
+                raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes")
+            if inflater is None:
+                out += chunk
+                if reserve is not None:
+                    reserve(len(out))
+                continue
+            data = chunk
+            while data:
+                try:
+                    piece = inflater.decompress(data, limit + 1 - len(out))
+                except zlib.error as exc:
+                    raise InvalidPayloadError(f"invalid gzip body: {exc}") from exc
+                out += piece
+                if len(out) > limit:
+                    raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes after decompression")
+                data = inflater.unconsumed_tail
+                if inflater.eof:
+                    break
             if reserve is not None:
-                reserve(len(out))
-            continue
-        data = chunk
-        while data:
-            try:
-                piece = inflater.decompress(data, limit + 1 - len(out))
-            except zlib.error as exc:
-                raise InvalidPayloadError(f"invalid gzip body: {exc}") from exc
-            out += piece
-            if len(out) > limit:
-                raise PayloadTooLargeError(f"body exceeds the limit of {limit} bytes after decompression")
-            data = inflater.unconsumed_tail
-            if inflater.eof:
-                break
-        if reserve is not None:
-            reserve(max(raw, len(out)))
+                reserve(max(raw, len(out)))
+    except ClientDisconnect:
+        # The client went away mid-body: nothing to store and no one to answer; the transport logs it as
+        # one short line, like any refusal, not as an unexpected error with a traceback.
+        raise ClientDisconnectedError("the client disconnected before its body was complete") from None
     if inflater is not None:
         if not inflater.eof:
             raise InvalidPayloadError("invalid gzip body: truncated stream")

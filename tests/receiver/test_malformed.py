@@ -543,3 +543,34 @@ def test_malformed_input_logs_one_short_line(receiver, caplog):
         grpc_export(receiver, span_with_attribute(BAD_UTF8))
     (record,) = [r for r in caplog.records if r.name.startswith("otel_agent")]
     assert record.exc_info is None and len(record.getMessage()) <= 300 and "TraceService" in record.getMessage()
+
+
+def test_a_client_that_disconnects_mid_body_is_one_short_line_not_an_unexpected_error(receiver, caplog):
+    """Headers promise 200 kB, 1 kB arrives, the client closes: nothing stored, the receiver logs one short
+    refusal line (no traceback, no "unexpected error") and goes on serving."""
+    import logging
+    import socket
+    import time
+
+    caplog.set_level(logging.INFO)
+    with socket.create_connection(("127.0.0.1", receiver.http_port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+            b"Content-Length: 200000\r\n\r\n" + b"\x0a" * 1000
+        )
+        time.sleep(0.3)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not any("disconnected" in r.getMessage() for r in caplog.records):
+        time.sleep(0.05)
+    lines = [r for r in caplog.records if "disconnected" in r.getMessage()]
+    assert len(lines) == 1, [r.getMessage() for r in caplog.records]
+    assert lines[0].exc_info is None and len(lines[0].getMessage()) < 300
+    assert not any("unexpected error" in r.getMessage() for r in caplog.records)
+    ok = requests.post(
+        f"http://127.0.0.1:{receiver.http_port}/v1/traces",
+        data=span_request([{"trace_id": b"\x01" * 16, "span_id": b"\x02" * 8, "name": "after"}]).SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf"},
+        timeout=10,
+    )
+    assert ok.status_code == 200
+    assert rows(receiver, "SELECT name FROM spans") == [("after",)]
