@@ -130,12 +130,23 @@ def serve(**settings: Any) -> None:
 @token_option
 @format_option
 @max_rows_option
-def sql(query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int) -> None:
+@click.option(
+    "--timeout-s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Time limit of a query run on files (a receiver applies its own --query-timeout-s).",
+)
+def sql(
+    query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int, timeout_s: float
+) -> None:
     """Run one read-only SQL statement against a store (or a live receiver, or several shards)."""
     from otel_agent.cli.render import emit
     from otel_agent.query.client import run_sql
 
-    result = run_sql(query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows)
+    result = run_sql(
+        query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows, timeout_s=timeout_s
+    )
     emit(result, fmt)
 
 

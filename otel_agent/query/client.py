@@ -17,7 +17,7 @@ import duckdb
 from otel_agent.config import DEFAULT_DB  # noqa: F401 (the one default, re-exported for callers of this module)
 from otel_agent.errors import OtelAgentError
 from otel_agent.query.api_client import ReceiverClient, ReceiverUnreachableError
-from otel_agent.query.readonly import QueryResult, lock_down, run_query
+from otel_agent.query.readonly import DEFAULT_TIMEOUT_S, QueryResult, lock_down, run_query
 from otel_agent.store.shards import open_read_only
 
 
@@ -61,8 +61,10 @@ def run_sql(
     token: str | None = None,
     params: list[Any] | None = None,
     max_rows: int = 10_000,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> QueryResult:
-    """Run a read query where the data is: a named receiver, the receiver holding the file, or the file."""
+    """Run a read query where the data is: a named receiver, the receiver holding the file, or the file.
+    ``timeout_s`` limits a query on files; a receiver applies its own limit."""
     if receiver:
         return query_receiver(receiver, sql, params, token, max_rows)
     if len(dbs) == 1:
@@ -71,7 +73,7 @@ def run_sql(
             return query_receiver(live, sql, params, token, max_rows)
     con = open_readonly(dbs)
     try:
-        return run_query(con, sql, params, max_rows=max_rows)
+        return run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s)
     finally:
         con.close()
 
