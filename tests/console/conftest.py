@@ -97,8 +97,10 @@ def live(otlp_demo: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
         receiver.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped on purpose: Playwright's sync API keeps an event loop running on the main thread while it is
+    open, so a session-wide browser makes every later test's ``asyncio.run`` fail."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium (apt-get install chromium)")
     from playwright.sync_api import sync_playwright

@@ -72,7 +72,8 @@ def read_every_view(cur: duckdb.DuckDBPyConnection, created: dict[str, Statement
 
 def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement, ...] | None = None) -> list[str]:
     """Ingest statements run over empty incoming tables in a rolled-back transaction (a TEMP table one creates is
-    there for the next, as in a commit); other query statements are prepared (bound, not run)."""
+    there for the next, as in a commit); a page's scope script (CREATE TEMP …, console/*_scope) is run; other
+    query statements are prepared (bound, not run)."""
     done = []
     for name, schema in INCOMING.items():
         cur.register(name, schema.empty_table())
@@ -83,6 +84,8 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
                 try:
                     if stmt.name.startswith("ingest/"):
                         cur.execute(part.query).fetchall()
+                    elif part.type == duckdb.StatementType.CREATE:  # a page's scope script: temp macros/tables
+                        cur.execute(part.query)
                     else:
                         cur.execute(f"PREPARE oa_check AS {part.query}")
                         cur.execute("DEALLOCATE oa_check")
