@@ -13,6 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from otel_agent.cli.receipts import ACK_WINDOW_S, PROGRESS_WINDOW_S, VERIFICATION_WINDOW_S
 from otel_agent.console.pages import int_arg, time_arg
 from otel_agent.console.security import Viewer
 
@@ -24,9 +25,10 @@ async def receipts_page(request: Request, console: Any, viewer: Viewer) -> Respo
     pinned = time_arg(request, "at")
     as_of = pinned or _dt.datetime.now(_dt.UTC).replace(tzinfo=None)
     windows = {
-        "ack_s": int_arg(request, "ack", 120, 1, 30 * 86400),
-        "progress_s": int_arg(request, "progress", 900, 1, 30 * 86400),
-        "verification_s": int_arg(request, "verification", 900, 1, 30 * 86400),
+        # The same defaults as `otel-agent receipts` (one place: cli/receipts.py).
+        "ack_s": int_arg(request, "ack", int(ACK_WINDOW_S), 1, 30 * 86400),
+        "progress_s": int_arg(request, "progress", int(PROGRESS_WINDOW_S), 1, 30 * 86400),
+        "verification_s": int_arg(request, "verification", int(VERIFICATION_WINDOW_S), 1, 30 * 86400),
     }
 
     def load(q: Any) -> dict[str, Any]:
