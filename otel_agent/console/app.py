@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -236,7 +237,7 @@ def receiver_console_routes(receiver: Any) -> Mounted:
         ),
         security=Security(receiver.auth),
         submit_review=receiver.review.submit,
-        source=f"live receiver · {config.db}",
+        source=f"live receiver · {Path(config.db).name}",  # the name only: the API hides the path too
         query_max_rows=config.query_max_rows,
         query_timeout_s=config.query_timeout_s,
     )
@@ -258,7 +259,7 @@ def ui_console(dbs: list[str], auth: Any, *, query_max_rows: int = 10_000, query
         store=ConsoleStore(con, workers=3, timeout_s=query_timeout_s),
         security=Security(auth),
         read_only_reason=READ_ONLY_REASON,
-        source="read-only · " + ", ".join(dbs),
+        source="read-only · " + ", ".join(Path(db).name for db in dbs),
         query_max_rows=query_max_rows,
         query_timeout_s=query_timeout_s,
     )

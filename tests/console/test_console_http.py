@@ -162,3 +162,12 @@ def test_oversized_form_is_refused(live: Live) -> None:
                   timeout=30, allow_redirects=False)  # fmt: skip
     assert resp.status_code == 400 and "larger than" in resp.text
     assert reviews_of(live) == before
+
+
+def test_pages_name_the_store_file_but_never_its_path(live: Live) -> None:
+    """The query API hides the store's path from query-role callers; the console's footer does too."""
+    from pathlib import Path
+
+    html = requests.get(live.url + "/", headers={"Authorization": "Bearer bob-query"}, timeout=30).text
+    assert Path(live.db).name in html
+    assert str(Path(live.db).parent) not in html
