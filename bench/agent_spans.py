@@ -38,7 +38,8 @@ def _attributes(i: int, rnd: random.Random, run_id: str) -> list[KeyValue]:
     ]
     if kind in (0, 1):
         provider, model = MODELS[i % 3]
-        return common + [
+        return [
+            *common,
             kv("gen_ai.operation.name", "chat"),
             kv("gen_ai.provider.name", provider),
             kv("gen_ai.request.model", model),
@@ -52,7 +53,8 @@ def _attributes(i: int, rnd: random.Random, run_id: str) -> list[KeyValue]:
         ]
     if kind == 2:
         tool = TOOLS[i % len(TOOLS)]
-        return common + [
+        return [
+            *common,
             kv("gen_ai.operation.name", "execute_tool"),
             kv("gen_ai.tool.name", tool),
             kv("gen_ai.tool.call.id", f"call_{rnd.getrandbits(48):x}"),
@@ -64,7 +66,8 @@ def _attributes(i: int, rnd: random.Random, run_id: str) -> list[KeyValue]:
             kv("server.address", "api.search.example"),
             kv("error.type", "") if rnd.random() < 0.9 else kv("error.type", "timeout"),
         ]
-    return common + [
+    return [
+        *common,
         kv("gen_ai.operation.name", "invoke_agent"),
         kv("gen_ai.agent.name", "researcher"),
         kv("gen_ai.agent.id", "agent_7"),

@@ -23,11 +23,11 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_spans import make_request  # noqa: E402
+from agent_spans import make_request
 
-from otel_agent.fold.decode import PROTOBUF, decode_payload  # noqa: E402
-from otel_agent.fold.redact import Redactor  # noqa: E402
-from otel_agent.store.statements import ddl  # noqa: E402
+from otel_agent.fold.decode import PROTOBUF, decode_payload
+from otel_agent.fold.redact import Redactor
+from otel_agent.store.statements import ddl
 
 
 def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> list[float]:

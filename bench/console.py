@@ -36,8 +36,8 @@ import duckdb
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import derive  # noqa: E402
-import ingest  # noqa: E402
+import derive
+import ingest
 
 BIG_RUN = "run_console_bench_big"
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_spans import kv  # noqa: E402
+from agent_spans import kv
 
 SPANS_PER_RUN = 100
 RUNS_PER_REQUEST = 5
@@ -374,7 +374,7 @@ def main() -> None:
             "SELECT count(*) FROM spans WHERE attributes->>'otel_agent.run.id' = ?",
             [run_id],
             None,
-        ),  # fmt: skip
+        ),
     ]
     print("\nas shipped (spans.run_id typed; other attributes read from the JSON):")
     report(con, cases, args.repeat)

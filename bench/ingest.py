@@ -31,7 +31,7 @@ import duckdb
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_spans import make_request  # noqa: E402
+from agent_spans import make_request
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
@@ -208,7 +208,7 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
                 go,
                 out,
             ),
-        )  # fmt: skip
+        )
         for c in range(args.clients)
     ]
     for p in procs:

@@ -15,6 +15,7 @@ has the same answer: the worker is discarded and replaced, the request gets ``De
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
@@ -89,10 +90,8 @@ class _Worker:
 
     def kill(self) -> None:
         self.killed = True
-        try:
+        with contextlib.suppress(OSError):
             self.proc.kill()
-        except OSError:
-            pass
 
 
 class ProcessDecoder:

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -280,10 +280,8 @@ class Writer:
             result = job.fn(con)
             con.execute("COMMIT")
         except BaseException as exc:
-            try:
+            with suppress(duckdb.Error):
                 con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
             job.future.set_exception(exc)
             return
         job.future.set_result(result)
@@ -317,10 +315,8 @@ class Writer:
             with self._stage("commit"):
                 con.execute("COMMIT")
         except BaseException:
-            try:
+            with suppress(duckdb.Error):
                 con.execute("ROLLBACK")
-            except duckdb.Error:
-                pass
             raise
         self.stats.commits += 1
         self.stats.batches += len(batches)

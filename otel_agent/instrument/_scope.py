@@ -32,7 +32,7 @@ AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequ
 class Scope:
     """Where code runs: enclosing flow run and step, inherited capture setting, innermost helper."""
 
-    __slots__ = ("run", "step", "capture", "handle")
+    __slots__ = ("capture", "handle", "run", "step")
 
     def __init__(
         self,
@@ -150,7 +150,7 @@ class SpanHelper:
     the block, logs and does nothing (strict mode: ``NotActiveError``).
     """
 
-    __slots__ = ("_span", "_otel_token", "_scope_token", "_bind_token", "_state", "_provider", "_misuse")
+    __slots__ = ("_bind_token", "_misuse", "_otel_token", "_provider", "_scope_token", "_span", "_state")
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         # Only what is read before __enter__; the other slots are assigned there (fewer stores on the no-SDK path).

@@ -78,7 +78,7 @@ def add_artifact_version(
 class Artifact:
     """Handle on an artifact created here: keeps the version count and the latest version id."""
 
-    __slots__ = ("artifact_id", "artifact_type", "name", "run_id", "versions", "_lock")
+    __slots__ = ("_lock", "artifact_id", "artifact_type", "name", "run_id", "versions")
 
     def __init__(self, artifact_id: str, artifact_type: str, name: str, run_id: str | None) -> None:
         self.artifact_id = artifact_id

@@ -40,7 +40,7 @@ class _Call(SpanHelper):
     """What provider calls and tool invocations share: retries, cost, budget counting, content gating, and the
     call's data dependencies (the artifacts it read and produced, its iteration)."""
 
-    __slots__ = ("_retries", "_cost", "_capture_arg", "_inherited_capture", "_run", "_extra")
+    __slots__ = ("_capture_arg", "_cost", "_extra", "_inherited_capture", "_retries", "_run")
 
     def __init__(self, capture_content: bool | None) -> None:
         # SpanHelper.__init__ inlined (this is the hottest constructor on the no-SDK path).
@@ -136,7 +136,7 @@ class _Call(SpanHelper):
 class ProviderCall(_Call):
     """A model call: span ``{operation} {model}`` (CLIENT) with GenAI usage, cost, retries and fallbacks."""
 
-    __slots__ = ("provider", "model", "operation", "data_source_id", "_fallbacks", "_original", "_snapshot")
+    __slots__ = ("_fallbacks", "_original", "_snapshot", "data_source_id", "model", "operation", "provider")
     _model_call = True
 
     def __init__(
@@ -350,7 +350,7 @@ class ProviderCall(_Call):
 class ToolInvocation(_Call):
     """A tool execution: span ``execute_tool {name}`` (INTERNAL)."""
 
-    __slots__ = ("name", "call_id", "tool_type", "provider")
+    __slots__ = ("call_id", "name", "provider", "tool_type")
     _model_call = False
 
     def __init__(

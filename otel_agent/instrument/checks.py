@@ -45,7 +45,7 @@ def _name(value: object, what: str, helper: SpanHelper) -> str | None:
 class Guard(SpanHelper):
     """A guard check; call ``passed()`` or ``blocked(reason)`` before the block ends (else no outcome)."""
 
-    __slots__ = ("name", "stage", "target_id", "outcome", "reason")
+    __slots__ = ("name", "outcome", "reason", "stage", "target_id")
 
     def __init__(self, name: str, *, stage: str | None = None, target_id: str | None = None) -> None:
         super().__init__()
@@ -76,7 +76,7 @@ class Guard(SpanHelper):
 class Verifier(SpanHelper):
     """A verification of some output; call ``set_result(passed, score=, reason=)`` before the block ends."""
 
-    __slots__ = ("name", "target_id", "outcome", "score", "reason")
+    __slots__ = ("name", "outcome", "reason", "score", "target_id")
 
     def __init__(self, name: str, *, target_id: str | None = None) -> None:
         super().__init__()

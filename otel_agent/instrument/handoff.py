@@ -162,7 +162,7 @@ class _Transitions:
 class Receipt(_Transitions):
     """Record transitions of a known handoff (ids from durable storage, or ``receipt_from_carrier``)."""
 
-    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_misuse")
+    __slots__ = ("_misuse", "_receipt_tracer", "expected_artifact", "handoff_id", "operation_id")
 
     def __init__(self, operation_id: str, handoff_id: str, expected_artifact: str | None = None) -> None:
         problems: Problems = []
@@ -290,7 +290,7 @@ def receipt_from_carrier(carrier: Mapping[str, str], *, expected_artifact: str |
 class Acceptance(_Transitions, SpanHelper):
     """The worker's side: a CONSUMER span linked to the delegating span; records *accepted* on entry."""
 
-    __slots__ = ("operation_id", "handoff_id", "expected_artifact", "_receipt_tracer", "_link")  # + SpanHelper's
+    __slots__ = ("_link", "_receipt_tracer", "expected_artifact", "handoff_id", "operation_id")  # + SpanHelper's
 
     def __init__(
         self,

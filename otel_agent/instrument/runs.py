@@ -22,22 +22,22 @@ class FlowRun(SpanHelper):
     """A whole agent run: span ``invoke_workflow {workflow}`` (INTERNAL), the root of the hierarchy."""
 
     __slots__ = (
-        "workflow",
+        "_exceeded",
+        "_given_run_id",
+        "_lock",
         "_run_id",
+        "agent_id",
+        "agent_name",
+        "capture_content",
+        "conversation_id",
+        "cost_usd",
+        "enforce_budgets",
+        "max_cost_usd",
         "max_model_calls",
         "max_tool_calls",
-        "max_cost_usd",
-        "enforce_budgets",
-        "agent_name",
-        "agent_id",
-        "conversation_id",
-        "capture_content",
         "model_calls",
         "tool_calls",
-        "cost_usd",
-        "_exceeded",
-        "_lock",
-        "_given_run_id",
+        "workflow",
     )
 
     def __init__(
@@ -166,7 +166,7 @@ class FlowRun(SpanHelper):
 class Step(SpanHelper):
     """One step of a run: span ``step {name}`` (INTERNAL)."""
 
-    __slots__ = ("name", "_step_id", "iteration", "_given_id")
+    __slots__ = ("_given_id", "_step_id", "iteration", "name")
 
     def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
         super().__init__()
@@ -206,7 +206,7 @@ class Step(SpanHelper):
 class SkillInvocation(SpanHelper):
     """A skill (``name@version``) used inside a step: span ``skill {name}@{version}`` (INTERNAL)."""
 
-    __slots__ = ("name", "version", "_invocation_id", "_given_id")
+    __slots__ = ("_given_id", "_invocation_id", "name", "version")
 
     def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
         super().__init__()

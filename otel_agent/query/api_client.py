@@ -8,6 +8,7 @@ a local read does. Retryable answers (429, 503) are retried a few times, honouri
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -151,10 +152,8 @@ class ReceiverClient:
     def _error(self, resp: requests.Response, invalid: type[OtelAgentError]) -> OtelAgentError:
         message = resp.text.strip()[:500]
         if resp.headers.get("content-type", "").startswith(_PROTOBUF):
-            try:
+            with contextlib.suppress(DecodeError):
                 message = status_pb2.Status.FromString(resp.content).message
-            except DecodeError:
-                pass
         cls = invalid if resp.status_code == 400 else _ERRORS.get(resp.status_code, OtelAgentError)
         return cls(f"receiver answered {resp.status_code}: {message}")
 

@@ -208,7 +208,8 @@ class Receiver:
     def stop(self, grace_s: float = 10.0) -> None:
         """Stop accepting, finish and commit in-flight requests, close the store."""
         if self._started:
-            assert self.grpc_server is not None and self.http_server is not None
+            assert self.grpc_server is not None
+            assert self.http_server is not None
             stopped = self.grpc_server.stop(grace_s)
             self.http_server.stop()
             stopped.wait(grace_s)

@@ -62,9 +62,11 @@ def test_every_reading_command_takes_format_and_max_rows(cli_store: Path, comman
         return
     assert rows, command
     table = list(csv.reader(io.StringIO(invoke(*args, "--format", "csv").stdout)))
-    assert len(table) == len(rows) + 1 and table[0] == list(rows[0])
+    assert len(table) == len(rows) + 1
+    assert table[0] == list(rows[0])
     capped = json.loads(invoke(*args, "--format", "json", "--max-rows", "1").stdout)
-    assert len(capped) == 1 and capped[0] == rows[0]
+    assert len(capped) == 1
+    assert capped[0] == rows[0]
     if len(rows) > 1 and command != "run":
         assert "truncated at --max-rows" in invoke(*args, "--max-rows", "1").stdout
 
@@ -86,7 +88,9 @@ def test_every_reading_command_takes_format_and_max_rows(cli_store: Path, comman
 def test_bad_values_get_a_clear_line(cli_store: Path, args: list[str], fragments: list[str]) -> None:
     ran = invoke(*args, "--db", str(cli_store), code=2)
     line = assert_one_line_failure(ran, *fragments)
-    assert "SELECT" not in line and "Binder" not in line and "Usage:" not in ran.stderr
+    assert "SELECT" not in line
+    assert "Binder" not in line
+    assert "Usage:" not in ran.stderr
 
 
 @pytest.mark.parametrize("command", ["runs", "claims", "lineage", "run"])
@@ -107,13 +111,16 @@ def test_sql_errors_are_one_line(cli_store: Path) -> None:
 
 def test_table_cuts_and_escapes_text_but_csv_and_json_keep_it_whole(cli_store: Path) -> None:
     table = invoke("lineage", CLAIM_ID, "--db", str(cli_store)).stdout
-    assert "\x1b" not in table and "\\x1b[31m" in table  # escaped, visible
+    assert "\x1b" not in table
+    assert "\\x1b[31m" in table
     [row] = [line for line in table.splitlines() if line.startswith(CLAIM_ID)]
-    assert "…" in row and "THE-END" not in row
+    assert "…" in row
+    assert "THE-END" not in row
     cells = re.split(r"\s{2,}", row)
     assert max(len(c) for c in cells) <= 60
     [doc] = json.loads(invoke("lineage", CLAIM_ID, "--db", str(cli_store), "--format", "json").stdout)
-    assert doc["excerpt"] == EXCERPT and doc["evidence_id"] == EVIDENCE_ID
+    assert doc["excerpt"] == EXCERPT
+    assert doc["evidence_id"] == EVIDENCE_ID
     rows = list(
         csv.DictReader(io.StringIO(invoke("lineage", CLAIM_ID, "--db", str(cli_store), "--format", "csv").stdout))
     )
@@ -136,19 +143,24 @@ def test_money_has_one_notation(cli_store: Path) -> None:
         invoke("runs", "--db", db).stdout,
         invoke("run", RUN_ID, "--db", db).stdout,
     ):
-        assert "$0.000075" in out and "e-05" not in out
+        assert "$0.000075" in out
+        assert "e-05" not in out
     for command in ("cost", "runs"):
         text = invoke(command, "--db", db, "--format", "csv").stdout
-        assert "0.000075" in text and "e-05" not in text
+        assert "0.000075" in text
+        assert "e-05" not in text
     metrics = invoke("sql", "SELECT 7.5e-05::DOUBLE AS cost_usd, 0.00045::DOUBLE AS other_usd", "--db", db).stdout
-    assert "$0.000075" in metrics and "$0.000450" in metrics
+    assert "$0.000075" in metrics
+    assert "$0.000450" in metrics
 
 
 def test_numbers_are_right_aligned(cli_store: Path) -> None:
     out = invoke("sql", "SELECT 'a' AS name, 5 AS n UNION ALL SELECT 'b', 12345 ORDER BY name", "--db", str(cli_store))
-    header, rule, first, second = out.stdout.splitlines()[:4]
+    header, _rule, first, second = out.stdout.splitlines()[:4]
     end = len(header)
-    assert first.endswith("5") and second.endswith("12345") and len(first) == len(second) == end
+    assert first.endswith("5")
+    assert second.endswith("12345")
+    assert len(first) == len(second) == end
     assert header.endswith(" n")
 
 
@@ -156,8 +168,10 @@ def test_the_run_tree_speaks_in_words(cli_store: Path) -> None:
     out = invoke("run", RUN_ID, "--db", str(cli_store)).stdout
     assert "?" not in out
     [tool] = [line for line in out.splitlines() if "tool fetch" in line]
-    assert f"ERROR: {TOOL_STATUS_MESSAGE}" in tool and "_OTHER" not in tool
-    assert "call openai/gpt-4o-mini" in out and "$0.000075 (span)" in out
+    assert f"ERROR: {TOOL_STATUS_MESSAGE}" in tool
+    assert "_OTHER" not in tool
+    assert "call openai/gpt-4o-mini" in out
+    assert "$0.000075 (span)" in out
     assert f"artifact {ARTIFACT_ID} v1  artv_cli_1" in out
 
 
@@ -166,7 +180,8 @@ def test_run_all_prints_record_ids(cli_store: Path) -> None:
     for kind, record_id in (("source", "src_cli"), ("citation", "cit_cli_1"), ("artifact", ARTIFACT_ID)):
         assert f"record {kind}  {record_id}" in out, (kind, out)
     # evidence and claims are drawn with their details, with --all as without (issue 15 item 10)
-    assert f"evidence {EVIDENCE_ID}  (high)" in out and f"claim {CLAIM_ID}  supported" in out
+    assert f"evidence {EVIDENCE_ID}  (high)" in out
+    assert f"claim {CLAIM_ID}  supported" in out
 
 
 def test_run_as_rows(cli_store: Path) -> None:
@@ -174,7 +189,8 @@ def test_run_as_rows(cli_store: Path) -> None:
     assert [(r["depth"], r["category"]) for r in rows][:3] == [(0, "flow_run"), (1, "step"), (2, "provider_call")]
     [tool] = [r for r in rows if r["category"] == "tool_invocation"]
     # ERROR status with a message and no error.type / exception event: the message is the error type (issue 14)
-    assert tool["status_message"] == TOOL_STATUS_MESSAGE and tool["error_type"] == TOOL_STATUS_MESSAGE
+    assert tool["status_message"] == TOOL_STATUS_MESSAGE
+    assert tool["error_type"] == TOOL_STATUS_MESSAGE
     every = json.loads(invoke("run", RUN_ID, "--db", str(cli_store), "--format", "json", "--all").stdout)
     assert {r["record_id"] for r in every} >= {"src_cli", EVIDENCE_ID, CLAIM_ID, "cit_cli_1"}
 
@@ -257,5 +273,6 @@ def test_db_help_of_the_writing_commands_says_the_file_is_written() -> None:
 
 def test_a_bare_group_prints_its_help_and_an_unknown_command_one_line() -> None:
     ran = invoke("review", code=2)
-    assert ran.stderr.startswith("Usage: ") and "acknowledge" in ran.stderr
+    assert ran.stderr.startswith("Usage: ")
+    assert "acknowledge" in ran.stderr
     assert_one_line_failure(invoke("nope", code=2), "No such command 'nope'")

@@ -66,7 +66,8 @@ def test_a_store_another_process_has_locked_names_its_pid(tmp_path: Path) -> Non
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "ok"
         assert_one_line_failure(serve(db), str(db), "locked by another process", f"PID {holder.pid}")
     finally:
         holder.kill()
@@ -108,7 +109,9 @@ def test_a_port_in_use_is_named_and_no_store_is_left(tmp_path: Path, flag: str) 
         db = tmp_path / "new.duckdb"
         ran = serve(db, flag, f"127.0.0.1:{port}")
     line = assert_one_line_failure(ran, flag, f"127.0.0.1:{port}", f"port {port} is in use")
-    assert "E0000" not in ran.stderr and "Failed to add port" not in ran.stderr and "chttp2" not in ran.stderr
+    assert "E0000" not in ran.stderr
+    assert "Failed to add port" not in ran.stderr
+    assert "chttp2" not in ran.stderr
     assert line.startswith("Error: cannot listen on")
     assert list(tmp_path.iterdir()) == [], "a failed start must not leave a new store file"
 
@@ -126,7 +129,8 @@ def test_a_failed_start_keeps_an_existing_store(tmp_path: Path) -> None:
         blocker.listen(1)
         ran = serve(db, "--http-endpoint", f"127.0.0.1:{blocker.getsockname()[1]}")
     assert_one_line_failure(ran, "is in use")
-    assert db.exists() and db.stat().st_size == size
+    assert db.exists()
+    assert db.stat().st_size == size
 
 
 def test_log_level_is_restricted_to_its_choices(tmp_path: Path) -> None:
@@ -195,12 +199,14 @@ def test_serve_still_starts_and_stops(tmp_path: Path) -> None:
     discovery = Path(str(db) + ".receiver.json")
     deadline = time.monotonic() + 60
     while not discovery.exists():
-        assert proc.poll() is None and time.monotonic() < deadline
+        assert proc.poll() is None
+        assert time.monotonic() < deadline
         time.sleep(0.1)
     assert json.loads(discovery.read_text())["http"] == f"http://localhost:{port}"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
-    assert db.exists() and not discovery.exists()
+    assert db.exists()
+    assert not discovery.exists()
 
 
 def test_a_stale_discovery_file_does_not_block_a_start(tmp_path: Path) -> None:

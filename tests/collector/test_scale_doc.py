@@ -81,7 +81,7 @@ def test_scale_doc_commands_work_as_written(make_receiver, tmp_path, monkeypatch
 
     # The derived SQL over the Parquet files gives the store's rows, view for view.
     namespace: dict = {}
-    exec(compile(blocks["parquet-views"], "docs/scale.md[parquet-views]", "exec"), namespace)  # noqa: S102
+    exec(compile(blocks["parquet-views"], "docs/scale.md[parquet-views]", "exec"), namespace)
     over_parquet = namespace["con"]
     try:
         differ = differences(snapshot_of(over_parquet, relations), want)

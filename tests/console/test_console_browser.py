@@ -49,7 +49,8 @@ def test_every_page_renders(page_as: Any, live: Live, shots: Path) -> None:
         assert "datetime.datetime(" not in main and "{'" not in main, path  # no Python reprs leak into a page
         assert "Internal error" not in page.title()
         assert save_shot(page, shots, f"demo_{name}").stat().st_size > 10_000
-    assert page.errors == [] and page.dialogs == []
+    assert page.errors == []
+    assert page.dialogs == []
 
 
 def test_runs_page_fits_1440(page_as: Any, live: Live) -> None:
@@ -81,7 +82,8 @@ def test_tree_expand_select_and_handoff_both_ways(page_as: Any, live: Live, shot
     call.locator("span.title").click()
     details = page.locator("#details .span-details")
     details.wait_for()
-    assert "Tokens" in details.inner_text() and "Cost" in details.inner_text()
+    assert "Tokens" in details.inner_text()
+    assert "Cost" in details.inner_text()
     assert "span=" in page.url  # the selection is bookmarkable
     save_shot(page, shots, "run_selected_call")
     # the guard block and the fallback are marked in the tree
@@ -112,7 +114,8 @@ def test_approve_claim_records_the_principal(page_as: Any, live: Live, shots: Pa
     )
     assert rows == [("approve", "alice", "alice", "checked both surveys <b>by hand</b>", CLAIM)]
     history = page.locator("table.reviews").inner_text()
-    assert "alice" in history and "checked both surveys <b>by hand</b>" in history
+    assert "alice" in history
+    assert "checked both surveys <b>by hand</b>" in history
     save_shot(page, shots, "claim_after_approve")
 
 
@@ -128,7 +131,8 @@ def test_providers_default_range_is_the_last_day(page_as: Any, live: Live) -> No
     page = page_as("bob-query")
     page.goto(live.url + "/providers")
     main = page.inner_text("main")
-    assert "last 24 hours" in main and XSS_ATTR not in main
+    assert "last 24 hours" in main
+    assert XSS_ATTR not in main
     for path in (HOSTILE_HOUR, "/providers?range=all"):
         page.goto(live.url + path)
         assert XSS_ATTR in page.inner_text("main"), path
@@ -151,14 +155,17 @@ def test_hostile_telemetry_renders_as_text(page_as: Any, live: Live, shots: Path
         save_shot(page, shots, "xss_" + path)
     page.goto(live.url + f"/traces/{trace}?span={XSS_SPAN.hex()}")
     details = page.inner_text("#details")
-    assert XSS_ATTR in details and XSS_EVENT in details and XSS_NAME in details
+    assert XSS_ATTR in details
+    assert XSS_EVENT in details
+    assert XSS_NAME in details
     # select the node through the script path too (fragment fetched and inserted)
     page.goto(live.url + f"/traces/{trace}")
     page.locator("tr.node span.title").first.click()
     page.locator("#details .span-details").wait_for()
     assert XSS_EVENT in page.inner_text("#details")
     assert page.evaluate("typeof window.__xss") == "undefined"
-    assert page.dialogs == [] and page.errors == []
+    assert page.dialogs == []
+    assert page.errors == []
 
 
 @pytest.mark.parametrize("token", [None])

@@ -45,7 +45,8 @@ def test_roles(live: Live) -> None:
     assert ingest_only.status_code == 403
     viewer = requests.get(live.url + f"/claims/{CLAIM}", headers={"Authorization": "Bearer bob-query"}, timeout=30)
     assert viewer.status_code == 200
-    assert 'name="decision"' not in viewer.text and "needs the <code>review</code> role" in viewer.text
+    assert 'name="decision"' not in viewer.text
+    assert "needs the <code>review</code> role" in viewer.text
     # the token lacking the review role cannot act, even with a valid CSRF token
     s = requests.Session()
     csrf = csrf_of(s, live, f"/claims/{CLAIM}", "bob-query")
@@ -65,22 +66,27 @@ def test_csrf_less_post_is_refused(live: Live) -> None:
     assert review(fresh, live, "alice-review", csrf).status_code == 403
     assert reviews_of(live) == before
     ok = review(s, live, "alice-review", csrf)
-    assert ok.status_code == 303 and "reviewed=rev_" in ok.headers["location"]
+    assert ok.status_code == 303
+    assert "reviewed=rev_" in ok.headers["location"]
     assert reviews_of(live) == [*before, ("alice", "alice")]
 
 
 def test_session_cookie_flags_and_sign_out(live: Live) -> None:
     s = requests.Session()
     page = s.get(live.url + "/signin", timeout=30)
-    assert "oa_csrf" in page.headers["set-cookie"] and "HttpOnly" in page.headers["set-cookie"]
+    assert "oa_csrf" in page.headers["set-cookie"]
+    assert "HttpOnly" in page.headers["set-cookie"]
     csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text).group(1)
     bad = s.post(live.url + "/signin", data={"csrf": csrf, "token": "wrong"}, timeout=30, allow_redirects=False)
     assert bad.status_code == 401
     resp = s.post(live.url + "/signin", data={"csrf": csrf, "token": "bob-query", "next": "//evil.example/"},
                   timeout=30, allow_redirects=False)  # fmt: skip
-    assert resp.status_code == 303 and resp.headers["location"] == "/"  # no open redirect
+    assert resp.status_code == 303
+    assert resp.headers["location"] == "/"
     cookie = resp.headers["set-cookie"].lower()
-    assert "oa_session=" in cookie and "httponly" in cookie and "samesite=strict" in cookie
+    assert "oa_session=" in cookie
+    assert "httponly" in cookie
+    assert "samesite=strict" in cookie
     assert "bob-query" not in resp.headers["set-cookie"]  # the token is never put in the browser
     assert s.get(live.url + "/runs/run_demo_deep_research", timeout=30).status_code == 200
     assert s.post(live.url + "/signout", data={"csrf": csrf}, timeout=30, allow_redirects=False).status_code == 303
@@ -104,10 +110,12 @@ def test_security_headers_everywhere(live: Live) -> None:
     assert requests.get(live.url + "/claims/nope", headers=auth, timeout=30).status_code == 404
     # the SQL page has the query API's sandbox: only reads, no file access
     refused = requests.get(live.url + "/sql", params={"q": "DELETE FROM spans"}, headers=auth, timeout=30)
-    assert refused.status_code == 400 and "only read statements" in refused.text
+    assert refused.status_code == 400
+    assert "only read statements" in refused.text
     files = requests.get(live.url + "/sql", params={"q": "SELECT * FROM read_csv('/etc/passwd')"}, headers=auth,
                          timeout=30)  # fmt: skip
-    assert files.status_code == 400 and "root:" not in files.text
+    assert files.status_code == 400
+    assert "root:" not in files.text
     csv = requests.get(live.url + "/sql", params={"q": "SELECT 1 AS a, 'x,y' AS b", "format": "csv"}, headers=auth,
                        timeout=30)  # fmt: skip
     assert csv.text.splitlines() == ["a,b", '1,"x,y"']
@@ -115,10 +123,12 @@ def test_security_headers_everywhere(live: Live) -> None:
 
 def test_otlp_and_api_paths_unchanged(live: Live) -> None:
     health = requests.get(live.url + "/healthz", timeout=30)
-    assert health.status_code == 200 and health.json()["status"] == "ready"
+    assert health.status_code == 200
+    assert health.json()["status"] == "ready"
     query = requests.post(live.url + "/v1/query", json={"sql": "SELECT 42 AS x"}, timeout=30,
                           headers={"Authorization": "Bearer bob-query"})  # fmt: skip
-    assert query.status_code == 200 and query.json()["rows"][0]["values"] == [42]
+    assert query.status_code == 200
+    assert query.json()["rows"][0]["values"] == [42]
     assert requests.post(live.url + "/v1/traces", data=b"", timeout=30).status_code in (401, 415)
 
 
@@ -128,7 +138,8 @@ def test_runs_page_snapshot_follows_new_data(make_receiver: Any) -> None:
     receiver.console.console.store.snapshots["runs"].max_age_s = 0.0
     url = receiver.http_address
     first = requests.get(url + "/", timeout=30)
-    assert first.status_code == 200 and "No runs match" in first.text
+    assert first.status_code == 200
+    assert "No runs match" in first.text
     body = span_request([{"name": "late_workflow", "attributes": {"gen_ai.operation.name": "invoke_workflow"}}])
     sent = requests.post(url + "/v1/traces", data=body.SerializeToString(), timeout=30,
                          headers={"Content-Type": "application/x-protobuf"})  # fmt: skip
@@ -142,15 +153,18 @@ def test_runs_page_snapshot_follows_new_data(make_receiver: Any) -> None:
 def test_downloads(live: Live) -> None:
     auth = {"Authorization": "Bearer bob-query"}
     report = requests.get(live.url + "/artifacts/art_demo_report/report.md?v=1", headers=auth, timeout=30)
-    assert report.status_code == 200 and report.headers["content-type"].startswith("text/markdown")
+    assert report.status_code == 200
+    assert report.headers["content-type"].startswith("text/markdown")
     assert 'filename="report-v1.md"' in report.headers["content-disposition"]
-    assert report.text.startswith("# Agent orchestration frameworks") and "version 1 of 2" in report.text
+    assert report.text.startswith("# Agent orchestration frameworks")
+    assert "version 1 of 2" in report.text
     bundle = requests.get(live.url + "/runs/run_demo_deep_research/bundle.json", headers=auth, timeout=30).json()
     assert bundle["runId"] == "run_demo_deep_research"
     assert {c["id"] for c in bundle["claims"]} >= {"claim_demo_draft_share", "claim_demo_v2_share"}
     as_json = requests.get(live.url + "/sql", params={"q": "SELECT 1 AS a, [1, 2] AS l", "format": "json"},
                            headers=auth, timeout=30).json()  # fmt: skip
-    assert as_json["rows"] == [[1, [1, 2]]] and [c["name"] for c in as_json["columns"]] == ["a", "l"]
+    assert as_json["rows"] == [[1, [1, 2]]]
+    assert [c["name"] for c in as_json["columns"]] == ["a", "l"]
 
 
 def test_oversized_form_is_refused(live: Live) -> None:
@@ -160,7 +174,8 @@ def test_oversized_form_is_refused(live: Live) -> None:
     big = {"csrf": csrf, "target_kind": "claim", "target_id": CLAIM, "decision": "annotate", "reason": "x" * 200_000}
     resp = s.post(live.url + f"/claims/{CLAIM}/review", data=big, headers={"Authorization": "Bearer alice-review"},
                   timeout=30, allow_redirects=False)  # fmt: skip
-    assert resp.status_code == 400 and "larger than" in resp.text
+    assert resp.status_code == 400
+    assert "larger than" in resp.text
     assert reviews_of(live) == before
 
 

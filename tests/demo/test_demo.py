@@ -81,8 +81,11 @@ def test_worker_spans_come_from_another_process_and_trace(demo: DemoResult) -> N
     agent_pids, agent_traces = seen[C.AGENT_SERVICE]
     worker_pids, worker_traces = seen[C.WORKER_SERVICE]
     assert agent_pids == [str(os.getpid())]  # the agent ran in this (test) process
-    assert worker_pids == [str(demo.worker_pid)] and demo.worker_pid != os.getpid()
-    assert len(agent_traces) == 1 and len(worker_traces) == 1 and agent_traces != worker_traces
+    assert worker_pids == [str(demo.worker_pid)]
+    assert demo.worker_pid != os.getpid()
+    assert len(agent_traces) == 1
+    assert len(worker_traces) == 1
+    assert agent_traces != worker_traces
     run_ids = query(demo.db, "SELECT DISTINCT service_name, attributes->>'otel_agent.run.id' FROM spans ORDER BY 1")
     assert run_ids == [(C.AGENT_SERVICE, C.RUN_ID), (C.WORKER_SERVICE, C.WORKER_RUN_ID)]
 
@@ -97,9 +100,11 @@ def test_search_records_a_retry_then_a_provider_fallback(demo: DemoResult) -> No
     )
     [(name, attrs, names, event_attrs)] = rows
     attrs = json.loads(attrs)
-    assert name == "retrieval search" and attrs["gen_ai.provider.name"] == "exa"
+    assert name == "retrieval search"
+    assert attrs["gen_ai.provider.name"] == "exa"
     assert attrs["otel_agent.fallback.original_provider"] == "tavily"
-    assert attrs["otel_agent.retry.count"] == 1 and attrs["otel_agent.fallback.count"] == 1
+    assert attrs["otel_agent.retry.count"] == 1
+    assert attrs["otel_agent.fallback.count"] == 1
     assert names == ["otel_agent.retry", "otel_agent.fallback"]
     retry, fallback = (json.loads(a) for a in event_attrs)
     assert retry == {"otel_agent.retry.attempt": 1, "otel_agent.retry.error_type": "timeout"}
@@ -147,7 +152,8 @@ def test_report_has_two_versions_and_the_regenerated_one_passes(demo: DemoResult
     [decision] = attrs_of(demo.db, "decision")
     assert decision["otel_agent.decision.model_decision"] == "publish"
     assert decision["otel_agent.decision.effective_decision"] == "regenerate"
-    assert decision["otel_agent.decision.mismatch"] is True and decision["otel_agent.decision.review_required"] is True
+    assert decision["otel_agent.decision.mismatch"] is True
+    assert decision["otel_agent.decision.review_required"] is True
     # the repair between the two versions, lined up with each version's evaluation (issue 15)
     history = query(demo.db, "SELECT version_id, evaluation, repair_id, next_version_id, produced_by_repair_id"
                     " FROM candidate_history ORDER BY version")  # fmt: skip
@@ -213,13 +219,15 @@ def test_plan_records_skill_context_snapshot_and_badcase(demo: DemoResult) -> No
         ("otel_agent.context.compression", None, None, "cmp_blk_demo_instructions", "blk_demo_instructions"),
     ]
     [bad] = attrs_of(demo.db, "badcase")
-    assert bad["otel_agent.badcase.stage"] == "json_parse" and bad["otel_agent.badcase.error_type"] == "JSONDecodeError"
+    assert bad["otel_agent.badcase.stage"] == "json_parse"
+    assert bad["otel_agent.badcase.error_type"] == "JSONDecodeError"
     assert bad["otel_agent.badcase.raw_model_output"] == C.PLANNER_BAD_OUTPUT
     [memory] = attrs_of(demo.db, "memory_proposal")
     assert memory["otel_agent.memory_proposal.source_run_id"] == C.RUN_ID
     assert "flow:deep_research" in memory["otel_agent.memory_proposal.scopes"]
     [run] = attrs_of(demo.db, "flow_run", f"attributes->>'otel_agent.run.id' = '{C.RUN_ID}'")
-    assert run["otel_agent.run.usage.model_calls"] == 4 and run["otel_agent.run.usage.tool_calls"] == 5
+    assert run["otel_agent.run.usage.model_calls"] == 4
+    assert run["otel_agent.run.usage.tool_calls"] == 5
     assert run["otel_agent.run.budget.exceeded"] is False
 
 
@@ -291,7 +299,9 @@ def test_summary_and_every_explore_command_work_on_the_store(demo: DemoResult) -
     commands = explore_commands(demo.db, demo.run_id)
     assert text_commands == [command for _, command in commands]
     names = [shlex.split(command)[1] for _, command in commands]
-    assert names[:5] == ["runs", "run", "claims", "lineage", "receipts"] and "ui" in names and "sql" not in names
+    assert names[:5] == ["runs", "run", "claims", "lineage", "receipts"]
+    assert "ui" in names
+    assert "sql" not in names
     for title, command in commands:
         args = shlex.split(command)[1:]
         if args[0] not in cli.commands:  # `ui` is the console's command, registered by its own module
@@ -318,5 +328,6 @@ def test_summary_says_the_receipts_commands_states(demo: DemoResult) -> None:
 @pytest.mark.parametrize("mode", ["otlp", "embedded"])
 def test_summary_reports_each_mode(mode: str, request: pytest.FixtureRequest) -> None:
     result: DemoResult = request.getfixturevalue(f"{mode}_demo")
-    assert result.mode == mode and (result.endpoint is not None) == (mode == "otlp")
+    assert result.mode == mode
+    assert (result.endpoint is not None) == (mode == "otlp")
     assert result.report_versions == (C.REPORT_V1, C.REPORT_V2)

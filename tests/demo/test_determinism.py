@@ -36,7 +36,8 @@ FROM spans ORDER BY ALL
 def test_otlp_and_embedded_runs_record_the_same_things(otlp_demo: DemoResult, embedded_demo: DemoResult) -> None:
     assert query(otlp_demo.db, RECORD_IDS) == query(embedded_demo.db, RECORD_IDS)
     recorded = records(otlp_demo.db)
-    assert len(recorded) == 81 and len({r[0] for r in recorded}) == 2  # both processes' spans, all of them
+    assert len(recorded) == 81
+    assert len({r[0] for r in recorded}) == 2
     assert recorded == records(embedded_demo.db)
     assert otlp_demo.fact_check_handoff_id == embedded_demo.fact_check_handoff_id
     assert otlp_demo.translate_handoff_id == embedded_demo.translate_handoff_id
@@ -49,13 +50,16 @@ def test_a_cli_run_in_a_fresh_process_records_the_same_ids_and_contents(tmp_path
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert f"Run {C.RUN_ID}:" in out
-    assert "Spans by otel_agent.record.kind" in out and "Handoff receipts (otel-agent receipts)" in out
-    assert f"otel-agent run {C.RUN_ID} --db {db}" in out and f"otel-agent ui --db {db}" in out
+    assert "Spans by otel_agent.record.kind" in out
+    assert "Handoff receipts (otel-agent receipts)" in out
+    assert f"otel-agent run {C.RUN_ID} --db {db}" in out
+    assert f"otel-agent ui --db {db}" in out
     assert query(db, RECORD_IDS) == query(otlp_demo.db, RECORD_IDS)
     assert records(db) == records(otlp_demo.db)
 
     again = subprocess.run(cli, capture_output=True, text=True, timeout=120)  # the file exists now: refused
-    assert again.returncode == 2 and "already exists; pass --replace" in again.stderr
+    assert again.returncode == 2
+    assert "already exists; pass --replace" in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1, again.stderr
 
 
@@ -67,7 +71,8 @@ def test_prepare_store_refuses_an_existing_file_unless_replace(tmp_path: Path) -
     with pytest.raises(DemoError, match="already exists"):
         prepare_store(str(db), replace=False)
     prepare_store(str(db), replace=True)
-    assert not db.exists() and not Path(f"{db}.wal").exists()
+    assert not db.exists()
+    assert not Path(f"{db}.wal").exists()
 
 
 def test_relay_frames_turn_back_into_the_same_otlp() -> None:

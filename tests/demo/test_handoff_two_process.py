@@ -63,7 +63,8 @@ def test_transitions_land_in_duckdb_while_the_workers_long_span_is_open(
         worker = WorkerProcess(job, timeout_s=60)
         try:
             accepted = worker.expect("accepted")
-            assert accepted["handoff_id"] == hid and accepted["pid"] == worker.pid != os.getpid()
+            assert accepted["handoff_id"] == hid
+            assert accepted["pid"] == worker.pid != os.getpid()
             worker.expect("waiting")
             time.sleep(0.2)  # the worker is blocked on the approval now: its work span stays open
 
@@ -74,9 +75,11 @@ def test_transitions_land_in_duckdb_while_the_workers_long_span_is_open(
             assert [s["record_kind"] for s in spans] == ["receipt_transition"] * 4
             delegated, accepted_span = spans[0], spans[1]
             assert (delegated["trace_id"], delegated["span_id"]) == (delegating_trace, delegating_span)
-            assert delegated["service_name"] == "handoff-test-delegator" and delegated["pid"] == str(os.getpid())
+            assert delegated["service_name"] == "handoff-test-delegator"
+            assert delegated["pid"] == str(os.getpid())
             for s in spans[1:]:
-                assert s["service_name"] == C.WORKER_SERVICE and s["pid"] == str(worker.pid)
+                assert s["service_name"] == C.WORKER_SERVICE
+                assert s["pid"] == str(worker.pid)
                 assert s["trace_id"] != delegating_trace  # the worker's work is its own trace, linked
             # ...and the accepted span's link points at the delegating span.
             links = run_sql(LINKS, [db], params=[hid]).rows

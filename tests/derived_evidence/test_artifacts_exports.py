@@ -45,7 +45,8 @@ def test_versions_are_numbered_and_reviewed(store):
         "draft",
         2,
     )
-    assert art["latest_version_id"] == "artv_2" and art["latest_approved_version_id"] is None
+    assert art["latest_version_id"] == "artv_2"
+    assert art["latest_approved_version_id"] is None
     review(store, "version", "artv_1", "approve", "alice")
     review(store, "artifact_version", "artv_2", "reject", "alice", "missing sources")
     assert versions(store) == [("artv_1", 1, False, "approved"), ("artv_2", 2, True, "rejected")]
@@ -90,14 +91,19 @@ def test_report_injects_citations_after_each_claim(store):
     path = store.path
     store.close()
     report = build_report(Reader([path]), "art_report", citations="numbered")
-    assert report.version_id == "artv_2" and report.status == "draft"
+    assert report.version_id == "artv_2"
+    assert report.status == "draft"
     assert report.markdown.startswith(REPORT_V2_EXPECTED)
     refs = [line for line in report.markdown.splitlines() if line.startswith("- [")]
     assert len(refs) == report.references == 6
     assert refs[0].startswith('- [1] "LangGraph adoption grew 300%" — [LangGraph](https://langchain.com/langgraph)')
-    assert "evidence `ev_a1`, high" in refs[0] and "source `src_a`" in refs[0] and "tavily" in refs[0]
-    assert "retrieved 2026-08-20" in refs[1] and "`ev_far`" in refs[1]
-    assert "score 0.91" in refs[5] and "[KB: memory](https://kb.example/memory)" in refs[5]
+    assert "evidence `ev_a1`, high" in refs[0]
+    assert "source `src_a`" in refs[0]
+    assert "tavily" in refs[0]
+    assert "retrieved 2026-08-20" in refs[1]
+    assert "`ev_far`" in refs[1]
+    assert "score 0.91" in refs[5]
+    assert "[KB: memory](https://kb.example/memory)" in refs[5]
     assert "version 2 of 2 (`artv_2`), draft; run `run_main`" in report.markdown
     assert report.claims_not_in_text == []
     # A given version, by number or id.
@@ -116,10 +122,12 @@ def test_report_defaults_to_the_latest_approved_version(store):
     path = store.path
     store.close()
     report = build_report(Reader([path]), "art_report", citations="numbered")
-    assert report.version_id == "artv_1" and "approved by alice" in report.markdown
+    assert report.version_id == "artv_1"
+    assert "approved by alice" in report.markdown
     v2 = build_report(Reader([path]), "art_report", version=2, citations="numbered").markdown
     # Rejected evidence gets no marker and the others are renumbered.
-    assert "- Graph orchestration is mainstream [1] [2]\n" in v2 and "`ev_a1`" not in v2
+    assert "- Graph orchestration is mainstream [1] [2]\n" in v2
+    assert "`ev_a1`" not in v2
 
 
 def test_bundle_of_a_run(store, research):
@@ -149,7 +157,8 @@ def test_bundle_of_a_run(store, research):
     ]
     assert bundle["reviews"][0]["original"]["status"] == "unverified"
     claim = next(c for c in bundle["claims"] if c["id"] == "cl_supported")
-    assert claim["status"] == "supported" and claim["artifactVersionId"] == "artv_2"
+    assert claim["status"] == "supported"
+    assert claim["artifactVersionId"] == "artv_2"
     cit = bundle["citations"][0]
     assert (cit["claimId"], cit["evidenceItemId"], cit["citationText"], cit["status"]) == (
         "cl_supported",
@@ -157,11 +166,14 @@ def test_bundle_of_a_run(store, research):
         "[1]",
         "valid",
     )
-    assert bundle["conflicts"][0]["evidenceItemIds"] == ["ev_b1"] and bundle["conflicts"][0]["status"] == "open"
+    assert bundle["conflicts"][0]["evidenceItemIds"] == ["ev_b1"]
+    assert bundle["conflicts"][0]["status"] == "open"
     src = next(s for s in bundle["sources"] if s["id"] == "src_far")
-    assert src["retrievedAt"] == "2026-08-20T10:00:00.000000Z" and src["runId"] == "run_crawl"
+    assert src["retrievedAt"] == "2026-08-20T10:00:00.000000Z"
+    assert src["runId"] == "run_crawl"
     (art,) = bundle["artifacts"]
-    assert [v["id"] for v in art["versions"]] == ["artv_1", "artv_2"] and art["versions"][1]["isLatest"]
+    assert [v["id"] for v in art["versions"]] == ["artv_1", "artv_2"]
+    assert art["versions"][1]["isLatest"]
     assert art["versions"][1]["evidenceRefs"] == ["ev_a1", "ev_far"]
     json.dumps(bundle)  # plain JSON all the way down
     with pytest.raises(NotFoundError):
@@ -181,11 +193,14 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
     stored = json.loads(out.output)
     assert (stored["target_kind"], stored["decision"], stored["via"]) == ("artifact_version", "approve", path)
     out = run("review", "reject", "claim", "cl_nope", "--reviewer", "alice")
-    assert out.exit_code == 2 and "no claim with id 'cl_nope': nothing was written" in out.output
+    assert out.exit_code == 2
+    assert "no claim with id 'cl_nope': nothing was written" in out.output
     out = run("review", "resolve", "conflict", "conflict_1", "--reviewer", "bob", "--reason", "done")
-    assert out.exit_code == 0 and "resolve conflict conflict_1 by bob" in out.output
+    assert out.exit_code == 0
+    assert "resolve conflict conflict_1 by bob" in out.output
     out = run("review", "annotate", "claim", "cl_weak", "--reviewer", "bob")
-    assert out.exit_code == 2 and "annotate needs --reason" in out.output
+    assert out.exit_code == 2
+    assert "annotate needs --reason" in out.output
 
     out = run("receipts", "--format", "json")
     assert out.exit_code == 0, out.output
@@ -196,7 +211,9 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
     assert sorted(r["state"] for r in json.loads(out.output)) == ["orphaned", "verified"]
 
     out = run("lineage", "cl_supported", "--format", "csv")
-    assert out.exit_code == 0 and out.output.count("\n") == 4 and "src_far" in out.output
+    assert out.exit_code == 0
+    assert out.output.count("\n") == 4
+    assert "src_far" in out.output
     assert run("lineage", "cl_nope").exit_code == 2
 
     report_file = tmp_path / "report.md"
@@ -207,5 +224,6 @@ def test_cli_review_receipts_lineage_and_exports(store, tmp_path):
     assert "- Memory isolation remains a challenge [5] [6]\n" in text  # the conflict was resolved
     assert "version 2 of 2 (`artv_2`), approved by alice" in text
     out = run("export", "bundle", "run_main")
-    assert out.exit_code == 0 and json.loads(out.output)["runId"] == "run_main"
+    assert out.exit_code == 0
+    assert json.loads(out.output)["runId"] == "run_main"
     assert run("export", "bundle", "run_nope").exit_code == 2

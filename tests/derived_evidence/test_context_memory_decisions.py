@@ -30,7 +30,8 @@ def test_context_snapshot_blocks_and_compressions(store):
         ("instructions", 0, "truncated"),
         ("history", 0, "included"),
     ]
-    assert blocks[0]["tool_names"] == ["web_fetch", "web_extract"] and blocks[0]["source_ref"] == "step_local_tools"
+    assert blocks[0]["tool_names"] == ["web_fetch", "web_extract"]
+    assert blocks[0]["source_ref"] == "step_local_tools"
     assert (blocks[1]["allocated_tokens"], blocks[1]["original_tokens"], blocks[1]["used_tokens"]) == (816, 1200, 816)
     assert snap["used_tokens"] == sum(b["used_tokens"] for b in blocks)
     (comp,) = store.dicts("SELECT * FROM context_compressions")
@@ -41,7 +42,8 @@ def test_context_snapshot_blocks_and_compressions(store):
     )
     assert (comp["original_tokens"], comp["compressed_tokens"], comp["saved_tokens"]) == (1200, 816, 384)
     allocations = dict(store.rows("SELECT block_type, share FROM context_allocations"))
-    assert len(allocations) == 10 and allocations["retrieval_evidence"] == 0.28
+    assert len(allocations) == 10
+    assert allocations["retrieval_evidence"] == 0.28
 
 
 def test_memory_needs_approval_and_is_scoped(store):
@@ -79,7 +81,9 @@ def test_decisions_and_badcases(store):
         True,
         True,
     )
-    assert d1["evidence_refs"] == ["ev_a1"] and d1["iteration"] == 1 and d1["run_id"] == "run_main"
+    assert d1["evidence_refs"] == ["ev_a1"]
+    assert d1["iteration"] == 1
+    assert d1["run_id"] == "run_main"
     assert decisions["dec_2"]["mismatch"] is False
     (bad,) = store.dicts("SELECT * FROM badcases")
     assert (bad["stage"], bad["error_type"], bad["message"], bad["provider"], bad["model"]) == (

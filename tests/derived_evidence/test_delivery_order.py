@@ -104,7 +104,8 @@ def test_shuffled_and_duplicated_delivery_changes_nothing(make_receiver, researc
     post(in_order, request(receipt_spans).SerializeToString())
     as_of = transition_times(in_order)
     want = snapshot(in_order, as_of)
-    assert len(want["claim_lineage"]) == 8 and len(want["artifact_versions"]) == 2
+    assert len(want["claim_lineage"]) == 8
+    assert len(want["artifact_versions"]) == 2
 
     chunks = split(len(research.spans), "research", rnd) + split(len(receipt_spans), "receipts", rnd)
     rnd.shuffle(chunks)

@@ -20,9 +20,11 @@ def review(store, *args, **kwargs):
 def test_sources_and_evidence_of_every_origin(store, research):
     sources = {r["source_id"]: r for r in store.dicts("SELECT * FROM sources")}
     assert set(sources) == {"src_a", "src_b", "src_far", "kb_7", "doc_g1", next(s for s in sources if s[:4] == "doc:")}
-    assert sources["src_a"]["url"] == "https://langchain.com/langgraph" and sources["src_a"]["provider"] == "tavily"
+    assert sources["src_a"]["url"] == "https://langchain.com/langgraph"
+    assert sources["src_a"]["provider"] == "tavily"
     assert sources["src_a"]["metadata"] == '{"author":"LangChain"}'
-    assert sources["src_far"]["run_id"] == "run_crawl" and sources["src_far"]["service_name"] == "crawler"
+    assert sources["src_far"]["run_id"] == "run_crawl"
+    assert sources["src_far"]["service_name"] == "crawler"
     assert str(sources["src_far"]["retrieved_at"]) == "2026-08-20 10:00:00"
     assert (sources["kb_7"]["origin"], sources["kb_7"]["url"], sources["kb_7"]["title"]) == (
         "openinference",
@@ -48,7 +50,8 @@ def test_sources_and_evidence_of_every_origin(store, research):
         0.91,
     )
     assert evidence[research.ids["oi_evidence_1"]]["source_id"].startswith("doc:")  # a document without an id
-    assert evidence["ev_a1"]["confidence"] == "high" and evidence["ev_a1"]["supports_step"] == "search"
+    assert evidence["ev_a1"]["confidence"] == "high"
+    assert evidence["ev_a1"]["supports_step"] == "search"
     assert all(r["status"] == "unreviewed" for r in evidence.values())
 
 
@@ -64,7 +67,9 @@ def test_lineage_one_row_per_path(store, research):
     ]
     assert rows[1]["evidence_run_id"] == "run_crawl"  # evidence recorded by another process, joined by id
     uncited = store.dicts("SELECT * FROM claim_lineage WHERE claim_id = 'cl_uncited'")
-    assert len(uncited) == 1 and uncited[0]["citation_id"] is None and uncited[0]["claim_status"] == "unverified"
+    assert len(uncited) == 1
+    assert uncited[0]["citation_id"] is None
+    assert uncited[0]["claim_status"] == "unverified"
     dangling = store.dicts(
         "SELECT evidence_id, evidence_found, supports FROM claim_lineage WHERE claim_id = 'cl_dangling'"
     )
@@ -127,7 +132,8 @@ def test_review_keeps_a_copy_of_the_record_and_is_append_only(store):
     import json
 
     before_first, before_second = (json.loads(r["target_snapshot"]) for r in rows)
-    assert before_first["excerpt"] == "Adoption figures disagree" and before_first["status"] == "unreviewed"
+    assert before_first["excerpt"] == "Adoption figures disagree"
+    assert before_first["status"] == "unreviewed"
     assert before_second["status"] == "approved"  # the record as it was just before the second review
     assert first.review_id < second.review_id
     assert store.rows("SELECT status FROM evidence_items WHERE evidence_id = 'ev_b1'") == [("rejected",)]

@@ -150,7 +150,7 @@ def test_a_source_retrieved_twice_is_its_earliest_copy_in_both(tmp_path) -> None
                     t=62,
                 ),
             ]
-        )  # fmt: skip
+        )
     )
     fast = s.dicts("SELECT * FROM claim_lineage_of('cl_1')")
     assert fast == s.dicts("SELECT * FROM claim_lineage WHERE claim_id = 'cl_1'")

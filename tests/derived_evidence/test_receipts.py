@@ -172,14 +172,16 @@ def test_reasons_say_why(store):
 
 def test_ack_latency(store):
     row = state(store, "op_101", 400)
-    assert row["ack_latency_s"] == 3.0 and row["ack_latency"] == dt.timedelta(seconds=3)
+    assert row["ack_latency_s"] == 3.0
+    assert row["ack_latency"] == dt.timedelta(seconds=3)
     assert state(store, "op_102", 400)["ack_latency_s"] is None
     assert state(store, "op_107", 300)["ack_latency_s"] == 5.0  # the current attempt's
 
 
 def test_retried_handoff_keeps_the_old_attempt(store):
     row = state(store, "op_107", 206)
-    assert row["attempts"] == 2 and row["current_handoff_id"] == "hof_107b"
+    assert row["attempts"] == 2
+    assert row["current_handoff_id"] == "hof_107b"
     assert row["handoff_ids"] == ["hof_107a", "hof_107b"]
     attempts = store.dicts(
         "SELECT handoff_id, state FROM receipt_attempts_at(?) WHERE operation_id = 'op_107' ORDER BY handoff_id",
@@ -220,7 +222,9 @@ def test_windows_are_parameters(store):
 
 def test_views_are_as_of_now(store):
     now = {r["operation_id"]: r["state"] for r in store.dicts("SELECT operation_id, state FROM receipt_state")}
-    assert now["op_101"] == "verified" and now["op_102"] == "orphaned" and now["op_103"] == "waiting"
+    assert now["op_101"] == "verified"
+    assert now["op_102"] == "orphaned"
+    assert now["op_103"] == "waiting"
     assert "evaluated_at" not in store.dicts("SELECT * FROM receipt_state LIMIT 1")[0]
     assert store.rows("SELECT count(*) FROM receipt_attempts") == [(13,)]
 
@@ -337,7 +341,8 @@ def test_third_party_spans_answer_receipt_state(tmp_path):
         ]
         # completed with no verification: the outcome rule after the verification window
         later = {r["operation_id"]: r["state"] for r in s.dicts("SELECT * FROM receipt_state_at(?)", [at(3_600)])}
-        assert later["task_3"] == "outcome_failed" and later["task_1"] == "waiting"
+        assert later["task_3"] == "outcome_failed"
+        assert later["task_1"] == "waiting"
         targets = s.rows(
             "SELECT target, list_sort(list(transition)) FROM receipt_transitions WHERE source = 'handoff_span' "
             "GROUP BY target ORDER BY target"

@@ -84,9 +84,11 @@ def test_http_json_and_protobuf(live):
         target_kind="evidence", target_id="ev_a1", decision="reject", reviewer="alice", reason="misquoted"
     )
     resp = post(live, "/v1/review", message.SerializeToString(), REVIEWER, "application/x-protobuf")
-    assert resp.status_code == 200 and resp.headers["content-type"] == "application/x-protobuf"
+    assert resp.status_code == 200
+    assert resp.headers["content-type"] == "application/x-protobuf"
     answer = review_pb2.ReviewResponse.FromString(resp.content)
-    assert answer.target_kind == "evidence_item" and answer.review_id.startswith("rev_")
+    assert answer.target_kind == "evidence_item"
+    assert answer.review_id.startswith("rev_")
     assert rows(live, "SELECT target_id, decision, principal FROM reviews ORDER BY reviewed_at") == [
         ("cl_weak", "approve", "alice"),
         ("ev_a1", "reject", "alice"),
@@ -96,16 +98,19 @@ def test_http_json_and_protobuf(live):
 
 def test_http_errors_write_nothing(live):
     resp = post(live, "/v1/review", review_body(targetId="cl_nope"), REVIEWER)
-    assert resp.status_code == 404 and "no claim with id 'cl_nope'" in resp.json()["message"]
+    assert resp.status_code == 404
+    assert "no claim with id 'cl_nope'" in resp.json()["message"]
     resp = post(live, "/v1/review", review_body(decision="resolve"), REVIEWER)
-    assert resp.status_code == 400 and "one of ['approve', 'reject', 'annotate']" in resp.json()["message"]
+    assert resp.status_code == 400
+    assert "one of ['approve', 'reject', 'annotate']" in resp.json()["message"]
     resp = post(live, "/v1/review", b"\xff\xff", REVIEWER, "application/x-protobuf")
     assert resp.status_code == 400
     status = status_pb2.Status.FromString(resp.content)
     assert "invalid ReviewRequest" in status.message
     assert post(live, "/v1/review", review_body()).status_code == 401
     resp = post(live, "/v1/review", review_body(), ANALYST)
-    assert resp.status_code == 403 and "lacks the 'review' role" in resp.json()["message"]
+    assert resp.status_code == 403
+    assert "lacks the 'review' role" in resp.json()["message"]
     assert rows(live, "SELECT count(*) FROM reviews") == [(0,)]
 
 
@@ -118,7 +123,8 @@ def test_grpc(live):
                                      reviewer="alice"),
             metadata=auth,
         )  # fmt: skip
-        assert answer.decision == "acknowledge" and answer.principal == "alice"
+        assert answer.decision == "acknowledge"
+        assert answer.principal == "alice"
         with pytest.raises(grpc.RpcError) as err:
             stub.Review(review_pb2.ReviewRequest(target_kind="conflict", target_id="nope", decision="resolve",
                                                  reviewer="alice"), metadata=auth)  # fmt: skip
@@ -179,14 +185,18 @@ def test_cli_goes_through_the_receiver_holding_the_file(live, tmp_path):
     out = runner.invoke(
         cli, ["review", "approve", "claim", "cl_nope", "--reviewer", "a", "--db", db, "--token", REVIEWER]
     )
-    assert out.exit_code == 2 and "no claim with id 'cl_nope'" in out.output
+    assert out.exit_code == 2
+    assert "no claim with id 'cl_nope'" in out.output
     # The scenario was sent with alice's token while its spans claim services "researcher" and "crawler".
     out = runner.invoke(cli, ["receipts", "--db", db, "--token", REVIEWER, "--format", "json"])
-    assert out.exit_code == 0 and json.loads(out.output)[0]["state"] == "uncertain"
+    assert out.exit_code == 0
+    assert json.loads(out.output)[0]["state"] == "uncertain"
     out = runner.invoke(cli, ["trust", "alice", "*", "--by", "ops", "--db", db, "--token", REVIEWER])
-    assert out.exit_code == 0 and "granted alice -> *" in out.output
+    assert out.exit_code == 0
+    assert "granted alice -> *" in out.output
     out = runner.invoke(cli, ["receipts", "--db", db, "--token", REVIEWER, "--format", "json"])
-    assert out.exit_code == 0 and json.loads(out.output)[0]["state"] == "verified"
+    assert out.exit_code == 0
+    assert json.loads(out.output)[0]["state"] == "verified"
 
     live_report = build_report(Reader([db], token=REVIEWER), "art_report").markdown
     live_bundle = build_bundle(Reader([db], token=REVIEWER), "run_main")

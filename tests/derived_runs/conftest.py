@@ -51,4 +51,4 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield write_store(tmp_path_factory.mktemp("demo") / "demo.duckdb", demo_spans())
+    return write_store(tmp_path_factory.mktemp("demo") / "demo.duckdb", demo_spans())

@@ -69,9 +69,8 @@ def research_run(run_id: str = RUN_ID) -> None:
 
 def failing_run(run_id: str = FAILING_RUN_ID) -> None:
     try:
-        with oi.flow_run("quick_answer", run_id=run_id):
-            with oi.step("answer", step_id=f"{run_id}_answer"):
-                raise RuntimeError("no answer")
+        with oi.flow_run("quick_answer", run_id=run_id), oi.step("answer", step_id=f"{run_id}_answer"):
+            raise RuntimeError("no answer")
     except RuntimeError:
         pass
 

@@ -34,7 +34,9 @@ def test_runs_lists_recent_runs(demo_store: Path) -> None:
     only_errors = json.loads(invoke("runs", "--db", str(demo_store), "--format", "json", "--status", "error"))
     assert [r["run_id"] for r in only_errors] == [FAILING_RUN_ID]
     table = invoke("runs", "--db", str(demo_store), "--limit", "1")
-    assert FAILING_RUN_ID in table and RUN_ID not in table and "(1 row)" in table
+    assert FAILING_RUN_ID in table
+    assert RUN_ID not in table
+    assert "(1 row)" in table
 
 
 def test_run_shows_the_tree(demo_store: Path) -> None:
@@ -76,13 +78,15 @@ def test_run_shows_the_tree(demo_store: Path) -> None:
 
     failing = invoke("run", FAILING_RUN_ID, "--db", str(demo_store))
     assert "error (RuntimeError)" in failing.splitlines()[0]
-    assert "└─ step answer" in failing and "ERROR RuntimeError" in failing
+    assert "└─ step answer" in failing
+    assert "ERROR RuntimeError" in failing
 
 
 def test_metrics(demo_store: Path) -> None:
     rows = json.loads(invoke("metrics", RUN_ID, "--db", str(demo_store), "--format", "json"))
     values = {r["metric"]: r["value"] for r in rows}
-    assert values["usage.provider_calls"] == 5 and values["reliability.guard_blocks"] == 1
+    assert values["usage.provider_calls"] == 5
+    assert values["reliability.guard_blocks"] == 1
     assert values["cost.total_usd"] == pytest.approx(0.01)
     assert {r["unit"] for r in rows} == {"USD", "{count}", "{token}", "ms"}
 
@@ -104,7 +108,8 @@ def test_through_a_live_receiver(make_receiver: Callable[..., Receiver]) -> None
         assert {r["run_id"] for r in runs} == {RUN_ID, FAILING_RUN_ID}
         assert next(r for r in runs if r["run_id"] == RUN_ID)["tokens_in"] == 1510
         out = invoke("run", RUN_ID, *args)
-        assert "call openai/gpt-4o (gpt-4o-2024-08-06)" in out and "EXCEEDED: model_calls" in out
+        assert "call openai/gpt-4o (gpt-4o-2024-08-06)" in out
+        assert "EXCEEDED: model_calls" in out
         metrics = json.loads(invoke("metrics", RUN_ID, *args, "--format", "json"))
         assert {r["metric"]: r["value"] for r in metrics}["usage.tokens.output"] == 305
     live.stop()

@@ -56,7 +56,7 @@ class Recorder:
 
 @pytest.fixture
 def rec() -> Iterator[Recorder]:
-    yield Recorder()
+    return Recorder()
 
 
 def chat(rec: Recorder, model: str, provider: str | None, tokens: tuple[int, int], **extra: Any) -> Any:
@@ -422,14 +422,16 @@ def test_multi_process_rollups(rec: Recorder, tmp_path: Path) -> None:
             failing.set_status(Status(StatusCode.ERROR, "TimeoutError: slow"))
     # two third-party traces started for delegated work, linked to the spans that asked for it
     for ctx, tokens in ((handoff_ctx, (300, 30)), (remote_ctx, (400, 40))):
-        with rec.tracer.start_as_current_span(
-            "invoke_agent worker",
-            context=context.Context(),
-            links=[Link(ctx)],
-            attributes={"gen_ai.operation.name": "invoke_agent"},
+        with (
+            rec.tracer.start_as_current_span(
+                "invoke_agent worker",
+                context=context.Context(),
+                links=[Link(ctx)],
+                attributes={"gen_ai.operation.name": "invoke_agent"},
+            ),
+            chat(rec, "gpt-4o", "openai", tokens),
         ):
-            with chat(rec, "gpt-4o", "openai", tokens):
-                pass
+            pass
     path = rec.store(tmp_path / "rollup.duckdb")
     rows = query(
         path,
@@ -439,7 +441,7 @@ def test_multi_process_rollups(rec: Recorder, tmp_path: Path) -> None:
     )
     worker_a, worker_b = sorted(
         (r["run_id"] for r in rows if r["run_id"] not in ("run_parent", "run_remote")),
-        key=lambda rid: [x["rollup_input_tokens"] for x in rows if x["run_id"] == rid][0],
+        key=lambda rid: next(x["rollup_input_tokens"] for x in rows if x["run_id"] == rid),
     )
     by = {r["run_id"]: r for r in rows}
     assert {

@@ -65,7 +65,9 @@ def test_shuffled_split_and_duplicated_delivery_gives_the_same_views(
         post(shuffled, chunk)
 
     expected = snapshot(in_order)
-    assert expected["runs"] and expected["provider_calls"] and expected["run_timeline"]
+    assert expected["runs"]
+    assert expected["provider_calls"]
+    assert expected["run_timeline"]
     assert snapshot(shuffled) == expected
 
 
@@ -129,8 +131,10 @@ def test_third_party_views_ignore_order_and_redelivery(make_receiver: Callable[.
         post(shuffled, order[i : i + 3])
     post(shuffled, rnd.sample(order, k=len(order) // 2))
     expected = snapshot(in_order)
-    assert len(expected["sessions"]) == 1 and len(expected["memory_operations"]) == 2
+    assert len(expected["sessions"]) == 1
+    assert len(expected["memory_operations"]) == 2
     assert [r for r in expected["run_rollups"] if r[2]]  # a run with delegated work
     assert snapshot(shuffled) == expected
     docs = "SELECT run_id, document_id FROM retrieval_documents ORDER BY ALL"
-    assert rows(shuffled, docs) == rows(in_order, docs) and len(rows(in_order, docs)) == 2
+    assert rows(shuffled, docs) == rows(in_order, docs)
+    assert len(rows(in_order, docs)) == 2

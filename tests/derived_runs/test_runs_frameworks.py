@@ -257,7 +257,8 @@ def test_langgraph_openinference(tmp_path: Path) -> None:
             instrumentor.uninstrument()
 
     path = write_store(tmp_path / "langgraph.duckdb", traced(body))
-    assert errors == ["ValueError"] and len(seen) == 1
+    assert errors == ["ValueError"]
+    assert len(seen) == 1
     runs = query(
         path,
         "SELECT workflow_name, convention, status, error_type, steps, provider_calls, tool_invocations, "
@@ -346,7 +347,7 @@ def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> No
             )
             try:
                 failing.run("Weather in Paris?")
-            except Exception as exc:  # noqa: BLE001 - the class is the ground truth
+            except Exception as exc:
                 outcome["error"] = type(exc).__name__
         finally:
             instrumentor.uninstrument()
@@ -356,7 +357,8 @@ def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> No
     path = write_store(tmp_path / "smolagents.duckdb", contextvars.copy_context().run(traced, body))
     bodies = [r["body"] for r in fake_openai.requests[: outcome["requests"]]]
     prompt = sum(100 + 10 * len(b["messages"]) for b in bodies)
-    assert outcome["answer"] == "It is sunny in Paris." and "error" in outcome
+    assert outcome["answer"] == "It is sunny in Paris."
+    assert "error" in outcome
     runs = query(
         path,
         "SELECT workflow_name, agent_name, status, error_type, provider_calls, tool_invocations, input_tokens, "
@@ -371,7 +373,8 @@ def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> No
         len(bodies),
         prompt,
     )
-    assert (ok["tool_invocations"], ok["unpriced_calls"]) == (outcome["tool_calls"], 0) and outcome["tool_calls"] > 0
+    assert (ok["tool_invocations"], ok["unpriced_calls"]) == (outcome["tool_calls"], 0)
+    assert outcome["tool_calls"] > 0
     # smolagents raises before ending its run span: what is stored of the trace is rooted at 'Step 1', in error
     # (the broken trace of rule 3): the run is in error with the root's exception type, one error origin (the
     # model call), and no agent name (it was only on the span that never ended)

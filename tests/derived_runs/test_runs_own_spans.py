@@ -73,8 +73,10 @@ def test_runs(demo_store: Path) -> None:
     }
     assert {k: run[k] for k in expected} == expected
     assert run["cost_usd"] == pytest.approx(0.010)
-    assert run["duration_ms"] > 0 and run["start_time"] < run["end_time"]
-    assert run["run_span_id"] and len(run["trace_id"]) == 32
+    assert run["duration_ms"] > 0
+    assert run["start_time"] < run["end_time"]
+    assert run["run_span_id"]
+    assert len(run["trace_id"]) == 32
 
     failing = rows[FAILING_RUN_ID]
     # one failure (the step raised, the run span ended in error with it): one error origin, two spans in error
@@ -86,7 +88,8 @@ def test_runs(demo_store: Path) -> None:
         failing["spans_in_error"],
     ) == ("error", "RuntimeError", 1, 1, 2)
     # nothing of the run has a known cost: NULL, as in steps (not 0.0)
-    assert failing["budget_exceeded"] is None and failing["cost_usd"] is None
+    assert failing["budget_exceeded"] is None
+    assert failing["cost_usd"] is None
 
 
 def test_steps_and_skills(demo_store: Path) -> None:

@@ -18,8 +18,11 @@ def test_shipped_prices_are_complete_and_dated() -> None:
     rows = price_rows()
     assert len(rows) >= 30
     for row in rows:
-        assert row["origin"] == "shipped" and row["source"] and row["source_date"] is not None
-        assert row["input_usd_per_mtok"] is not None and row["output_usd_per_mtok"] is not None
+        assert row["origin"] == "shipped"
+        assert row["source"]
+        assert row["source_date"] is not None
+        assert row["input_usd_per_mtok"] is not None
+        assert row["output_usd_per_mtok"] is not None
     keys = [(r["provider"], r["model_pattern"]) for r in rows]
     assert len(keys) == len(set(keys))
     assert shipped_prices_text().splitlines()[0].startswith("provider,model_pattern,")

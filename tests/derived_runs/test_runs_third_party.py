@@ -146,10 +146,9 @@ def test_openinference_agents_inside_our_run(fake_openai: FakeOpenAI, tmp_path: 
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
     def body(provider: TracerProvider) -> None:
-        with oi.use_tracer_provider(provider):
-            with oi.flow_run("weather_flow", run_id="run_mixed"):
-                with oi.step("ask", step_id="step_ask"):
-                    run_agents(fake_openai.base_url)
+        with oi.use_tracer_provider(provider), oi.flow_run("weather_flow", run_id="run_mixed"):
+            with oi.step("ask", step_id="step_ask"):
+                run_agents(fake_openai.base_url)
 
     path = write_store(tmp_path / "mixed.duckdb", capture(OpenAIAgentsInstrumentor(), body))
     runs = query(path, "SELECT run_id, workflow_name, conventions, steps, provider_calls, tool_invocations FROM runs")

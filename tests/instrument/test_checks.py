@@ -21,7 +21,8 @@ def test_guard_result_blocked_is_an_outcome_not_an_error(spans: Spans) -> None:
         )
     assert outcome == "blocked"
     g = spans.one("guard_result")
-    assert g.name == "apply_guardrail output.citation_required" and g.kind is SpanKind.INTERNAL
+    assert g.name == "apply_guardrail output.citation_required"
+    assert g.kind is SpanKind.INTERNAL
     assert g.status.status_code is StatusCode.UNSET
     assert parent_id(g) == span_id(spans.one("step"))
     assert dict(g.attributes) == {
@@ -43,7 +44,8 @@ def test_guard_context_manager_times_the_check(spans: Spans) -> None:
     with oi.guard("tool.permission"):
         pass  # no outcome given
     passed, unset = spans.kind("guard_result")
-    assert passed.attributes[A.GUARD_OUTCOME] == "passed" and A.GUARD_REASON not in passed.attributes
+    assert passed.attributes[A.GUARD_OUTCOME] == "passed"
+    assert A.GUARD_REASON not in passed.attributes
     assert A.GUARD_OUTCOME not in unset.attributes
 
 
@@ -54,14 +56,16 @@ def test_verifier(spans: Spans) -> None:
         v.set_result(False, score=0.4, reason="coverage_insufficient")
     assert oi.verifier_result("schema", passed=True) == "passed"
     first, second = spans.kind("verifier_result")
-    assert first.name == "verify citation_coverage" and first.kind is SpanKind.INTERNAL
+    assert first.name == "verify citation_coverage"
+    assert first.kind is SpanKind.INTERNAL
     assert first.attributes[A.VERIFIER_OUTCOME] == "failed"
     assert first.attributes[A.VERIFIER_SCORE] == 0.4
     assert first.attributes[A.VERIFIER_REASON] == "coverage_insufficient"
     assert first.attributes[A.VERIFIER_TARGET_ID] == "artv_1"
     assert first.status.status_code is StatusCode.UNSET
     assert parent_id(spans.one("provider_call")) == span_id(first)
-    assert second.attributes[A.VERIFIER_OUTCOME] == "passed" and A.VERIFIER_SCORE not in second.attributes
+    assert second.attributes[A.VERIFIER_OUTCOME] == "passed"
+    assert A.VERIFIER_SCORE not in second.attributes
 
 
 def test_check_validation() -> None:

@@ -32,7 +32,9 @@ def test_default_shares_and_budgets() -> None:
     snap = oi.assemble_context([])
     assert (snap.total_budget_tokens, snap.response_reserve_tokens, snap.available_tokens) == (8000, 1200, 6800)
     assert {a.type: a.budget_tokens for a in snap.allocations} == EXPECTED_BUDGETS
-    assert snap.used_tokens == 0 and snap.blocks == () and snap.compressions == ()
+    assert snap.used_tokens == 0
+    assert snap.blocks == ()
+    assert snap.compressions == ()
 
 
 def test_priority_order_truncation_and_drop() -> None:
@@ -63,9 +65,11 @@ def test_priority_order_truncation_and_drop() -> None:
     )
     assert (compression.original_tokens, compression.compressed_tokens) == (1500, 904)
     alloc = {a.type: a for a in snap.allocations}
-    assert alloc["retrieval_evidence"].used_tokens == 1904 and alloc["instructions"].used_tokens == 100
+    assert alloc["retrieval_evidence"].used_tokens == 1904
+    assert alloc["instructions"].used_tokens == 100
     assert snap.used_tokens == 2004
-    assert snap.render().startswith("high0 high1") and "last0" not in snap.render()
+    assert snap.render().startswith("high0 high1")
+    assert "last0" not in snap.render()
 
 
 def test_step_local_tools_are_top_priority_and_replace_other_tool_descriptions() -> None:
@@ -98,7 +102,8 @@ def test_custom_tokenizer_and_shares() -> None:
         tokenizer=chars,
     )
     (block,) = snap.blocks
-    assert block.allocated_tokens == 50 and block.status == "truncated"
+    assert block.allocated_tokens == 50
+    assert block.status == "truncated"
     assert block.used_tokens == chars(block.content) <= 50
     assert chars(block.content + " abcdefgh") > 50  # the largest prefix of words that fits
 
@@ -149,14 +154,16 @@ def test_snapshot_is_recorded_on_the_provider_call(spans: Spans) -> None:
     allocations = [e for e in events if e.name == A.EVENT_CONTEXT_ALLOCATION]
     blocks = [e for e in events if e.name == A.EVENT_CONTEXT_BLOCK]
     compressions = [e for e in events if e.name == A.EVENT_CONTEXT_COMPRESSION]
-    assert len(allocations) == 10 and all(e.attributes[A.CONTEXT_SNAPSHOT_ID] == "ctx_1" for e in events)
+    assert len(allocations) == 10
+    assert all(e.attributes[A.CONTEXT_SNAPSHOT_ID] == "ctx_1" for e in events)
     retrieval = next(e for e in allocations if e.attributes[A.CONTEXT_BLOCK_TYPE] == "retrieval_evidence")
     assert dict(retrieval.attributes)[A.CONTEXT_ALLOCATION_SHARE] == 0.28
     assert retrieval.attributes[A.CONTEXT_ALLOCATION_BUDGET_TOKENS] == 1904
     assert retrieval.attributes[A.CONTEXT_ALLOCATION_USED_TOKENS] == 1904
     assert [e.attributes[A.CONTEXT_BLOCK_STATUS] for e in blocks] == ["included", "truncated", "included"]
     tools = blocks[0].attributes
-    assert tools[A.CONTEXT_BLOCK_PRIORITY] == 100 and tools[A.CONTEXT_BLOCK_TOOL_NAMES] == ("web_fetch",)
+    assert tools[A.CONTEXT_BLOCK_PRIORITY] == 100
+    assert tools[A.CONTEXT_BLOCK_TOOL_NAMES] == ("web_fetch",)
     truncated = dict(blocks[1].attributes)
     assert truncated == {
         A.CONTEXT_SNAPSHOT_ID: "ctx_1",

@@ -30,8 +30,10 @@ def test_decision_keeps_model_and_policy_side_by_side(spans: Spans) -> None:
         )
         oi.decision_record("gate", model_decision="accept", effective_decision="human_review", review_required=False)
     first, second, third = (dict(s.attributes) for s in spans.kind("decision"))
-    assert first[A.DECISION_ID] == agree and first[A.DECISION_MISMATCH] is False
-    assert first[A.DECISION_REVIEW_REQUIRED] is False and first[A.DECISION_POLICY_PASSED] is True
+    assert first[A.DECISION_ID] == agree
+    assert first[A.DECISION_MISMATCH] is False
+    assert first[A.DECISION_REVIEW_REQUIRED] is False
+    assert first[A.DECISION_POLICY_PASSED] is True
     assert second == {
         A.RECORD_KIND: "decision",
         A.RUN_ID: "r",
@@ -49,7 +51,8 @@ def test_decision_keeps_model_and_policy_side_by_side(spans: Spans) -> None:
         A.DECISION_EVIDENCE_REFS: ("comparison_report.json.evaluation.checks",),
         A.ITERATION: 2,
     }
-    assert third[A.DECISION_MISMATCH] is True and third[A.DECISION_REVIEW_REQUIRED] is False
+    assert third[A.DECISION_MISMATCH] is True
+    assert third[A.DECISION_REVIEW_REQUIRED] is False
 
 
 def test_badcase_keeps_the_raw_output_by_default_bounded(spans: Spans) -> None:
@@ -59,15 +62,19 @@ def test_badcase_keeps_the_raw_output_by_default_bounded(spans: Spans) -> None:
         oi.badcase("json_parse", error_type="JSONDecodeError", raw_model_output="{bad", capture_content=False)
         oi.badcase("json_parse", error_type="JSONDecodeError", raw_model_output=big)
     kept, off, cut = spans.kind("badcase")
-    assert kept.name == "otel_agent.badcase" and kept.status.status_code is StatusCode.UNSET
+    assert kept.name == "otel_agent.badcase"
+    assert kept.status.status_code is StatusCode.UNSET
     assert kept.attributes[A.BADCASE_ERROR_TYPE] == "ValueError"
     assert kept.attributes[A.BADCASE_MESSAGE] == "Expecting ','"
-    assert kept.attributes[A.BADCASE_STAGE] == "json_parse" and kept.attributes[A.BADCASE_PROVIDER] == "openai"
-    assert kept.attributes[A.BADCASE_RAW_MODEL_OUTPUT] == "{bad" and kept.attributes[A.RUN_ID] == "r"
+    assert kept.attributes[A.BADCASE_STAGE] == "json_parse"
+    assert kept.attributes[A.BADCASE_PROVIDER] == "openai"
+    assert kept.attributes[A.BADCASE_RAW_MODEL_OUTPUT] == "{bad"
+    assert kept.attributes[A.RUN_ID] == "r"
     assert A.BADCASE_RAW_MODEL_OUTPUT_TRUNCATED not in kept.attributes
     assert A.BADCASE_RAW_MODEL_OUTPUT not in off.attributes  # the agent said no
     out = cut.attributes[A.BADCASE_RAW_MODEL_OUTPUT]
-    assert len(out.encode()) == 64 * 1024 and out == "é" * (32 * 1024)  # cut at a character boundary
+    assert len(out.encode()) == 64 * 1024
+    assert out == "é" * (32 * 1024)
     assert cut.attributes[A.BADCASE_RAW_MODEL_OUTPUT_TRUNCATED] is True
     assert cut.attributes[A.BADCASE_RAW_MODEL_OUTPUT_BYTES] == 80_000
     with pytest.raises(oi.InvalidValueError):

@@ -48,7 +48,8 @@ def check_contract(out: dict[str, Any], stderr: str, os_error: str) -> None:
     failures = [line for line in stderr.splitlines() if "could not store" in line]
     assert len(failures) == results.count("FAILURE")
     assert all(line.startswith("ERROR otel_agent.exporter:") and os_error in line for line in failures)
-    assert "Traceback" not in stderr and "Exception while exporting" not in stderr
+    assert "Traceback" not in stderr
+    assert "Exception while exporting" not in stderr
     acknowledged = sorted(name for r, names in out["results"] if r == "SUCCESS" for name in names)
     assert out["stored"] == acknowledged  # every acknowledged span is there, nothing that failed is
     exported = sorted(name for _, names in out["results"] for name in names)
@@ -70,7 +71,8 @@ def test_full_disk_is_a_logged_failure_and_shutdown_logs_the_failed_checkpoint(t
     check_contract(out, stderr, "No space left on device")
     # the checkpoint cannot grow the full file: logged, and the WAL kept the acknowledged spans (checked above)
     checkpoint = [line for line in stderr.splitlines() if "checkpoint at shutdown failed" in line]
-    assert len(checkpoint) == 1 and "No space left on device" in checkpoint[0]
+    assert len(checkpoint) == 1
+    assert "No space left on device" in checkpoint[0]
 
 
 def finished_spans(n: int) -> list:

@@ -27,7 +27,8 @@ def test_delegate_records_a_producer_span_and_returns_a_minimal_carrier(spans: S
     with oi.flow_run("deep_research", run_id="r"), oi.step("fact_check_handoff") as st:
         d = oi.delegate("fact_check_report", operation_id="op_101", target="fact_checker", reason="needs_check")
     (delegated,) = transitions(spans)
-    assert delegated.name == "otel_agent.receipt.delegated" and delegated.kind is SpanKind.PRODUCER
+    assert delegated.name == "otel_agent.receipt.delegated"
+    assert delegated.kind is SpanKind.PRODUCER
     assert parent_id(delegated) == span_id(spans.one("step"))
     assert dict(delegated.attributes) == {
         A.RECORD_KIND: "receipt_transition",
@@ -42,7 +43,8 @@ def test_delegate_records_a_producer_span_and_returns_a_minimal_carrier(spans: S
     }
     assert set(d.carrier) == {"traceparent", A.CARRIER_OPERATION_ID, A.CARRIER_HANDOFF_ID}
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in d.carrier.items())
-    assert d.carrier[A.CARRIER_OPERATION_ID] == "op_101" and d.carrier[A.CARRIER_HANDOFF_ID] == d.handoff_id
+    assert d.carrier[A.CARRIER_OPERATION_ID] == "op_101"
+    assert d.carrier[A.CARRIER_HANDOFF_ID] == d.handoff_id
     ctx = delegated.context
     assert d.carrier["traceparent"] == f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-{int(ctx.trace_flags):02x}"
     # nothing of the expected artifact, target, run, reason or any payload travels
@@ -58,7 +60,8 @@ def test_carrier_never_carries_baggage_even_with_a_baggage_propagator(spans: Spa
     finally:
         context.detach(token)
         propagate.set_global_textmap(previous)
-    assert set(d.carrier) <= ALLOWED_KEYS and "baggage" not in d.carrier
+    assert set(d.carrier) <= ALLOWED_KEYS
+    assert "baggage" not in d.carrier
 
 
 def test_tracestate_is_carried_when_present(spans: Spans) -> None:
@@ -68,7 +71,8 @@ def test_tracestate_is_carried_when_present(spans: Spans) -> None:
         d = oi.delegate("report")
     finally:
         context.detach(token)
-    assert set(d.carrier) == ALLOWED_KEYS and d.carrier["tracestate"] == "vendor=x"
+    assert set(d.carrier) == ALLOWED_KEYS
+    assert d.carrier["tracestate"] == "vendor=x"
     assert d.carrier["traceparent"].startswith("00-0af7651916cd43dd8448eb211c80319c-")
 
 
@@ -93,8 +97,10 @@ def test_accept_links_to_the_delegating_span_and_transitions_arrive_while_work_r
     work.verified("checks_passed")
 
     w = spans.one("handoff_work")
-    assert w.name == "otel_agent.handoff.work" and w.kind is SpanKind.CONSUMER
-    assert w.parent is None and w.context.trace_id != delegated.context.trace_id  # a new trace, linked
+    assert w.name == "otel_agent.handoff.work"
+    assert w.kind is SpanKind.CONSUMER
+    assert w.parent is None
+    assert w.context.trace_id != delegated.context.trace_id
     for span in (w, spans.named("otel_agent.receipt.accepted")[0]):
         (link,) = span.links
         assert (link.context.trace_id, link.context.span_id) == (delegated.context.trace_id, span_id(delegated))
@@ -121,11 +127,11 @@ def test_accept_links_to_the_delegating_span_and_transitions_arrive_while_work_r
 
 def test_worker_inside_its_own_run_nests_the_work_span(spans: Spans) -> None:
     d = oi.delegate("report")
-    with oi.flow_run("worker", run_id="w_run") as run:
-        with oi.accept(d.carrier):
-            pass
+    with oi.flow_run("worker", run_id="w_run") as run, oi.accept(d.carrier):
+        pass
     w = spans.one("handoff_work")
-    assert parent_id(w) == span_id(spans.one("flow_run")) and w.attributes[A.RUN_ID] == run.run_id
+    assert parent_id(w) == span_id(spans.one("flow_run"))
+    assert w.attributes[A.RUN_ID] == run.run_id
     assert A.RECEIPT_EXPECTED_ARTIFACT not in w.attributes  # the worker did not name it
 
 
@@ -154,8 +160,10 @@ def test_waiting_requires_a_named_dependency(spans: Spans) -> None:
 def test_retry_mints_a_new_handoff_id_for_the_same_operation(spans: Spans) -> None:
     first = oi.delegate("report", target="worker_a")
     second = first.retry(reason="not_acknowledged")
-    assert second.operation_id == first.operation_id and second.handoff_id != first.handoff_id
-    assert second.target == "worker_a" and second.expected_artifact == "report"
+    assert second.operation_id == first.operation_id
+    assert second.handoff_id != first.handoff_id
+    assert second.target == "worker_a"
+    assert second.expected_artifact == "report"
     d1, d2 = transitions(spans)
     assert d1.attributes[A.RECEIPT_HANDOFF_ID] == first.handoff_id
     assert d2.attributes[A.RECEIPT_HANDOFF_ID] == second.handoff_id
@@ -184,7 +192,8 @@ def test_untraced_delegator_still_hands_off_without_a_link(spans: Spans) -> None
         assert work.linked_span_context is None
     assert spans.one("handoff_work").links == ()
     accepted = transitions(spans)[0]
-    assert accepted.links == () and accepted.attributes[A.RECEIPT_HANDOFF_ID] == "hof_1"
+    assert accepted.links == ()
+    assert accepted.attributes[A.RECEIPT_HANDOFF_ID] == "hof_1"
     assert "x-unknown" not in str(dict(accepted.attributes))
 
 
@@ -197,10 +206,9 @@ def test_opaque_ids_are_enforced() -> None:
 
 def test_concurrent_handoffs_across_asyncio_tasks(spans: Spans) -> None:
     async def delegator(name: str) -> oi.Delegation:
-        async with oi.flow_run(name):
-            async with oi.step("handoff"):
-                await asyncio.sleep(0.005)
-                return oi.delegate(f"{name}_report")
+        async with oi.flow_run(name), oi.step("handoff"):
+            await asyncio.sleep(0.005)
+            return oi.delegate(f"{name}_report")
 
     async def worker(carrier: dict[str, str], artifact: str) -> tuple[str, str]:
         async with oi.accept(carrier, expected_artifact=artifact) as work:
@@ -272,7 +280,8 @@ def test_given_handoff_ids_are_recorded_and_carried(spans: Spans) -> None:
     d1, d2, accepted = transitions(spans)
     assert d1.attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_1"
     assert d2.attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
-    assert d2.attributes[A.RECEIPT_OPERATION_ID] == "op_fixed" and d2.attributes[A.RECEIPT_TARGET] == "worker_a"
+    assert d2.attributes[A.RECEIPT_OPERATION_ID] == "op_fixed"
+    assert d2.attributes[A.RECEIPT_TARGET] == "worker_a"
     assert accepted.attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
     assert spans.one("handoff_work").attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
     assert accepted.links[0].attributes[A.RECEIPT_HANDOFF_ID] == "hof_fixed_2"
@@ -283,7 +292,8 @@ def test_generated_handoff_ids_stay_unique_without_given_ones(spans: Spans) -> N
     retries = [first.retry(), first.retry(handoff_id=None)]
     others = [oi.delegate("report", operation_id="op_same") for _ in range(3)]
     ids = [d.handoff_id for d in (first, *retries, *others)]
-    assert len(set(ids)) == len(ids) == 6 and all(i.startswith("hof_") for i in ids)
+    assert len(set(ids)) == len(ids) == 6
+    assert all(i.startswith("hof_") for i in ids)
     assert [t.attributes[A.RECEIPT_HANDOFF_ID] for t in transitions(spans)] == ids
 
 

@@ -22,7 +22,8 @@ def test_hierarchy_names_kinds_attributes_and_parentage(spans: Spans) -> None:
     assert oi.current_run() is None
 
     flow, step_span, skill_span = spans.one("flow_run"), spans.one("step"), spans.one("skill_invocation")
-    assert flow.name == "invoke_workflow deep_research" and flow.kind is SpanKind.INTERNAL
+    assert flow.name == "invoke_workflow deep_research"
+    assert flow.kind is SpanKind.INTERNAL
     assert dict(flow.attributes) == {
         A.GEN_AI_OPERATION_NAME: "invoke_workflow",
         A.GEN_AI_WORKFLOW_NAME: "deep_research",
@@ -35,7 +36,8 @@ def test_hierarchy_names_kinds_attributes_and_parentage(spans: Spans) -> None:
         A.RUN_USAGE_COST_USD: 0.0,
     }
     assert flow.parent is None
-    assert step_span.name == "step clarify" and step_span.kind is SpanKind.INTERNAL
+    assert step_span.name == "step clarify"
+    assert step_span.kind is SpanKind.INTERNAL
     assert dict(step_span.attributes) == {
         A.RECORD_KIND: "step",
         A.RUN_ID: "run_1",
@@ -48,7 +50,8 @@ def test_hierarchy_names_kinds_attributes_and_parentage(spans: Spans) -> None:
     assert skill_span.attributes[A.SKILL_NAME] == "research-planner"
     assert skill_span.attributes[A.SKILL_VERSION] == "1.0.0"
     assert skill_span.attributes[A.SKILL_INVOCATION_ID] == "sk_1"
-    assert skill_span.attributes[A.RUN_ID] == "run_1" and skill_span.attributes[A.STEP_ID] == "step_1"
+    assert skill_span.attributes[A.RUN_ID] == "run_1"
+    assert skill_span.attributes[A.STEP_ID] == "step_1"
     assert parent_id(skill_span) == span_id(step_span)
     assert {s.context.trace_id for s in spans.all} == {flow.context.trace_id}
 
@@ -58,7 +61,8 @@ def test_generated_ids_are_distinct_and_exposed_on_the_handle(spans: Spans) -> N
         pass
     with oi.flow_run("w") as r2:
         pass
-    assert r1.run_id != r2.run_id and r1.run_id.startswith("run_")
+    assert r1.run_id != r2.run_id
+    assert r1.run_id.startswith("run_")
     assert s1.step_id.startswith("step_")
     assert sorted(s.attributes[A.RUN_ID] for s in spans.kind("flow_run")) == sorted([r1.run_id, r2.run_id])
 
@@ -70,7 +74,8 @@ def test_budgets_observed_counts_and_exceeded_event(spans: Spans) -> None:
                 call.set_cost(0.03)
         with oi.tool_invocation("search"):
             pass
-    assert run.model_calls == 2 and run.tool_calls == 1
+    assert run.model_calls == 2
+    assert run.tool_calls == 1
     assert run.cost_usd == pytest.approx(0.06)
     assert run.budget_exceeded == ("model_calls", "cost_usd")
     flow = spans.one("flow_run")
@@ -90,22 +95,19 @@ def test_budgets_observed_counts_and_exceeded_event(spans: Spans) -> None:
 
 
 def test_budget_not_exceeded_is_recorded_false(spans: Spans) -> None:
-    with oi.flow_run("w", max_tool_calls=2):
-        with oi.tool_invocation("t"):
-            pass
+    with oi.flow_run("w", max_tool_calls=2), oi.tool_invocation("t"):
+        pass
     flow = spans.one("flow_run")
     assert flow.attributes[A.RUN_BUDGET_EXCEEDED] is False
     assert A.RUN_BUDGET_EXCEEDED_LIMITS not in flow.attributes
 
 
 def test_enforced_budget_refuses_the_call_and_records_a_blocked_guard(spans: Spans) -> None:
-    with oi.flow_run("w", max_model_calls=1, enforce_budgets=True) as run:
-        with oi.step("s"):
-            with oi.provider_call("openai", "gpt-4o"):
-                pass
-            with pytest.raises(oi.BudgetExceededError) as info:
-                with oi.provider_call("openai", "gpt-4o"):
-                    pytest.fail("must not start")
+    with oi.flow_run("w", max_model_calls=1, enforce_budgets=True) as run, oi.step("s"):
+        with oi.provider_call("openai", "gpt-4o"):
+            pass
+        with pytest.raises(oi.BudgetExceededError) as info, oi.provider_call("openai", "gpt-4o"):
+            pytest.fail("must not start")
     assert (info.value.budget, info.value.limit, info.value.used) == ("model_calls", 1, 1)
     assert run.model_calls == 1
     assert len(spans.kind("provider_call")) == 1
@@ -124,9 +126,8 @@ def test_enforced_tool_and_cost_budgets(spans: Spans) -> None:
     with oi.flow_run("w", max_cost_usd=0.01, enforce_budgets=True):
         with oi.provider_call("openai", "gpt-4o") as call:
             call.set_cost(0.02)
-        with pytest.raises(oi.BudgetExceededError, match="cost_usd"):
-            with oi.tool_invocation("t"):
-                pass
+        with pytest.raises(oi.BudgetExceededError, match="cost_usd"), oi.tool_invocation("t"):
+            pass
     assert [g.attributes[A.GUARD_NAME] for g in spans.kind("guard_result")] == [
         "budget.tool_calls",
         "budget.cost_usd",
@@ -134,10 +135,8 @@ def test_enforced_tool_and_cost_budgets(spans: Spans) -> None:
 
 
 def test_exception_marks_span_error_with_error_type_and_event(spans: Spans) -> None:
-    with pytest.raises(KeyError):
-        with oi.flow_run("w"):
-            with oi.step("s"):
-                raise KeyError("missing")
+    with pytest.raises(KeyError), oi.flow_run("w"), oi.step("s"):
+        raise KeyError("missing")
     for s in (spans.one("step"), spans.one("flow_run")):
         assert s.status.status_code is StatusCode.ERROR
         assert s.attributes[A.ERROR_TYPE] == "KeyError"
@@ -146,11 +145,11 @@ def test_exception_marks_span_error_with_error_type_and_event(spans: Spans) -> N
 
 
 def test_fail_marks_error_without_raising(spans: Spans) -> None:
-    with oi.flow_run("w"):
-        with oi.provider_call("openai", "gpt-4o") as call:
-            call.fail("rate_limited", "429 from provider")
+    with oi.flow_run("w"), oi.provider_call("openai", "gpt-4o") as call:
+        call.fail("rate_limited", "429 from provider")
     s = spans.one("provider_call")
-    assert s.status.status_code is StatusCode.ERROR and s.status.description == "429 from provider"
+    assert s.status.status_code is StatusCode.ERROR
+    assert s.status.description == "429 from provider"
     assert s.attributes[A.ERROR_TYPE] == "rate_limited"
 
 
@@ -158,9 +157,8 @@ def test_helpers_are_single_use_and_handles_inactive_outside(spans: Spans) -> No
     st = oi.step("s")
     with st:
         pass
-    with pytest.raises(oi.NotActiveError):
-        with st:
-            pass
+    with pytest.raises(oi.NotActiveError), st:
+        pass
     with pytest.raises(oi.NotActiveError):
         st.set_attribute("x", 1)
     call = oi.provider_call("openai", "m")
@@ -207,11 +205,10 @@ async def _gather(fn):  # type: ignore[no-untyped-def]
 
 def test_async_with_and_concurrent_tasks_keep_their_own_run_and_step(spans: Spans) -> None:
     async def one(name: str) -> str:
-        async with oi.flow_run(name) as run:
-            async with oi.step(f"{name}_step"):
-                await asyncio.sleep(0.01)  # interleave with the other task
-                with oi.provider_call("openai", "gpt-4o"):
-                    await asyncio.sleep(0.01)
+        async with oi.flow_run(name) as run, oi.step(f"{name}_step"):
+            await asyncio.sleep(0.01)  # interleave with the other task
+            with oi.provider_call("openai", "gpt-4o"):
+                await asyncio.sleep(0.01)
         return run.run_id
 
     async def main() -> list[str]:
@@ -230,10 +227,8 @@ def test_async_with_and_concurrent_tasks_keep_their_own_run_and_step(spans: Span
 
 
 def test_nested_flow_run_starts_a_fresh_run_scope(spans: Spans) -> None:
-    with oi.flow_run("outer", run_id="outer"):
-        with oi.step("s"):
-            with oi.flow_run("inner", run_id="inner"):
-                oi.claim("c", confidence="low")
+    with oi.flow_run("outer", run_id="outer"), oi.step("s"), oi.flow_run("inner", run_id="inner"):
+        oi.claim("c", confidence="low")
     claim = spans.one("claim")
     assert claim.attributes[A.RUN_ID] == "inner"
     assert A.STEP_ID not in claim.attributes
@@ -247,9 +242,8 @@ def test_flow_run_tracer_provider_argument_binds_only_inside(spans: Spans) -> No
     other = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(other))
-    with oi.flow_run("w", tracer_provider=provider):
-        with oi.step("inside"):
-            pass
+    with oi.flow_run("w", tracer_provider=provider), oi.step("inside"):
+        pass
     with oi.step("outside"):
         pass
     assert sorted(s.name for s in other.get_finished_spans()) == ["invoke_workflow w", "step inside"]

@@ -35,7 +35,9 @@ def test_no_reply_reveals_the_store_path(receiver):
         )
     ]
     settings = [name for (name,) in rows(receiver, "SELECT name FROM duckdb_settings() ORDER BY 1")]
-    assert len(table_functions) > 30 and len(views) > 10 and len(settings) > 100
+    assert len(table_functions) > 30
+    assert len(views) > 10
+    assert len(settings) > 100
     # The path really is there to be found: these spell it out.
     revealing = rows(
         receiver,

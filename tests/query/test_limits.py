@@ -82,14 +82,16 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
 def test_huge_result_is_cut_at_the_byte_cap_with_bounded_memory(serve):
     served = serve("--query-max-rows", "10000000", "--query-max-bytes", str(8 * MiB))
     warm = served.query({"sql": "SELECT repeat('x', 1000) AS s FROM range(1000)"})
-    assert warm.status_code == 200 and len(warm.json()["rows"]) == 1000
+    assert warm.status_code == 200
+    assert len(warm.json()["rows"]) == 1000
     baseline = served.peak_rss_mb()
 
     # Rows as Values (protobuf-JSON over HTTP): cut at the cap, and the reply says why.
     resp = served.query({"sql": HUGE_SQL})
     assert resp.status_code == 200, resp.text[:300]
     doc = resp.json()
-    assert doc["truncated"] is True and doc["truncatedBy"] == "TRUNCATION_BYTES"
+    assert doc["truncated"] is True
+    assert doc["truncatedBy"] == "TRUNCATION_BYTES"
     assert doc["truncatedReason"].startswith(f"the result is larger than the byte cap of {8 * MiB} bytes")
     n = len(doc["rows"])
     assert 1000 < n < 200_000 // 20
@@ -102,15 +104,18 @@ def test_huge_result_is_cut_at_the_byte_cap_with_bounded_memory(serve):
         reply = query_pb2_grpc.QueryServiceStub(channel).Query(
             query_pb2.QueryRequest(sql=HUGE_SQL, format=query_pb2.RESULT_FORMAT_ARROW_IPC), timeout=60
         )
-    assert reply.truncated and reply.truncated_by == query_pb2.TRUNCATION_BYTES
+    assert reply.truncated
+    assert reply.truncated_by == query_pb2.TRUNCATION_BYTES
     table = from_ipc(reply.arrow_ipc)
-    assert 1000 < table.num_rows < 200_000 // 20 and table.nbytes <= 8 * MiB
+    assert 1000 < table.num_rows < 200_000 // 20
+    assert table.nbytes <= 8 * MiB
     assert len(reply.arrow_ipc) <= 8 * MiB + 64 * 1024
     assert table.column("i").to_pylist()[:3] == [0, 1, 2]
 
     # A smaller cap asked by the client is honoured.
     small = served.query({"sql": HUGE_SQL, "maxBytes": 100_000}).json()
-    assert small["truncatedBy"] == "TRUNCATION_BYTES" and 10 < len(small["rows"]) < 100
+    assert small["truncatedBy"] == "TRUNCATION_BYTES"
+    assert 10 < len(small["rows"]) < 100
 
     grown = served.peak_rss_mb() - baseline
     # Building the whole 200 MB result grew the receiver by ~846 MB before (issue 11); the cut result costs a
@@ -188,7 +193,8 @@ def test_reply_fits_the_transport_limit(make_receiver):
             reply = query_pb2_grpc.QueryServiceStub(channel).Query(
                 query_pb2.QueryRequest(sql=HUGE_SQL, format=fmt), timeout=60
             )
-        assert reply.truncated and reply.truncated_by == query_pb2.TRUNCATION_BYTES
+        assert reply.truncated
+        assert reply.truncated_by == query_pb2.TRUNCATION_BYTES
         assert reply.ByteSize() <= 1 * MiB
         n = len(reply.rows) if fmt == query_pb2.RESULT_FORMAT_ROWS else from_ipc(reply.arrow_ipc).num_rows
         assert 100 < n < 1100, n

@@ -114,23 +114,28 @@ def test_same_bytes_live_and_from_the_file(receiver):
     # And the one encoding is the exact one: ints stay ints inside lists and structs, timestamps print with a
     # space, big integers and decimals keep every digit.
     scalars = json.loads(live["scalars", "json"])[0]
-    assert scalars["big_int"] == 9007199254740993 and isinstance(scalars["big_int"], int)
+    assert scalars["big_int"] == 9007199254740993
+    assert isinstance(scalars["big_int"], int)
     assert scalars["huge"] == 170141183460469231731687303715884105727
     assert scalars["ubig"] == 18446744073709551615
     assert scalars["dec38"] == "123456789012345678.125"
     assert scalars["ts"] == "2024-05-06 07:08:09.123456"
     assert scalars["ts_tz"] == "2024-05-06 10:38:09.500000+05:30"  # printed in the reader's zone
-    assert scalars["unicode"] == "héllo ✓ 日本 🚀" and scalars["nothing"] is None
+    assert scalars["unicode"] == "héllo ✓ 日本 🚀"
+    assert scalars["nothing"] is None
     nested = json.loads(live["nested", "json"])[0]
-    assert nested["ints"] == [1, 2, 3] and all(type(v) is int for v in nested["ints"])
+    assert nested["ints"] == [1, 2, 3]
+    assert all(type(v) is int for v in nested["ints"])
     assert nested["big_ints"] == [9007199254740993, -1]
-    assert nested["nested_ints"] == [[1, 2], [3]] and nested["with_null"] == [None, 1]
+    assert nested["nested_ints"] == [[1, 2], [3]]
+    assert nested["with_null"] == [None, 1]
     assert nested["struct"] == {"k": "v", "n": 2, "l": [1, 2], "ts": "2024-05-06 07:08:09"}
     assert nested["map_str"] == {"a": 1, "b": 2}
     assert json.loads(nested["doc"]) == {"a": [1, 2.5, None], "b": {"c": "日本"}}
     stored = json.loads(live["stored", "json"])
     assert [r["tokens_int"] for r in stored] == [10, 2**53 + 1, 30]
-    assert "T" not in stored[0]["start_time"] and stored[0]["duration_ns"] == 5_000_000_007
+    assert "T" not in stored[0]["start_time"]
+    assert stored[0]["duration_ns"] == 5_000_000_007
     aggregate = json.loads(live["aggregate", "json"])
     assert [(r["name"], r["n"], r["total_ns"]) for r in aggregate] == [
         ("chat", 2, 10_000_000_014),

@@ -4,6 +4,7 @@ acknowledged span is stored and nothing else."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -132,13 +133,15 @@ def test_a_hung_worker_is_killed_and_replaced_and_healthz_says_so(make_receiver)
         receiver.http_address + "/v1/traces", data=body, headers={"Content-Type": "application/x-protobuf"}, timeout=60
     )
     elapsed = time.monotonic() - started
-    assert resp.status_code == 503 and "time limit" in resp.content.decode(errors="replace")
+    assert resp.status_code == 503
+    assert "time limit" in resp.content.decode(errors="replace")
     assert 2.0 <= elapsed < 6.0, elapsed
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     # While the replacement starts, /healthz is not ready (a Python interpreter takes far more than the
     # few milliseconds since the kill to start and import the fold).
     health = requests.get(receiver.http_address + "/healthz", timeout=10)
-    assert health.status_code == 503 and health.json()["status"] == "unavailable"
+    assert health.status_code == 503
+    assert health.json()["status"] == "unavailable"
     assert "decode workers restarting" in health.json()["reason"]
     deadline = time.monotonic() + 60
     while requests.get(receiver.http_address + "/healthz", timeout=10).status_code != 200:
@@ -157,10 +160,8 @@ def test_every_worker_dead_at_once_is_answered_and_recovers(make_receiver):
     for pid in receiver.decoder.pids:
         os.kill(pid, signal.SIGKILL)
     for pid in receiver.decoder.pids:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             psutil.Process(pid).wait(5)
-        except psutil.NoSuchProcess:
-            pass
     assert requests.get(receiver.http_address + "/healthz", timeout=10).status_code == 503
     body, names = _request("after", 3)
     with grpc.insecure_channel(receiver.grpc_address) as channel:

@@ -324,5 +324,6 @@ def test_python_twins_of_sql_rules_have_the_sql_names():
             assert callable(getattr(module, name)), (module.__name__, name)
             assert name in SQL_MACROS, name
     # the two halves of is_retrieval_span, tested once per scope and once per span
-    assert lineage.is_retrieval_span_scope("OpenInference.x") and lineage.is_retrieval_span_name("retrieval kb")
+    assert lineage.is_retrieval_span_scope("OpenInference.x")
+    assert lineage.is_retrieval_span_name("retrieval kb")
     assert "is_retrieval_span" in SQL_MACROS

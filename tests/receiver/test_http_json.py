@@ -99,8 +99,11 @@ def test_spec_shaped_json_is_stored_with_types(receiver):
     assert row[8] == 1_000_000_000
     attrs = json.loads(row[9])
     assert attrs["gen_ai.usage.input_tokens"] == 9007199254740993  # beyond 2^53: exact
-    assert attrs["as.number"] == 42 and attrs["ratio"] == 0.5 and attrs["ok"] is True
-    assert attrs["nan"] == {"doubleValue": "NaN"} and attrs["inf"] == {"doubleValue": "-Infinity"}
+    assert attrs["as.number"] == 42
+    assert attrs["ratio"] == 0.5
+    assert attrs["ok"] is True
+    assert attrs["nan"] == {"doubleValue": "NaN"}
+    assert attrs["inf"] == {"doubleValue": "-Infinity"}
     assert base64.b64decode(attrs["blob"]["bytesValue"]) == b"\x00\xff"
     assert attrs["list"] == ["a", 2]
     assert attrs["kv"] == {"x": 1.0}

@@ -92,7 +92,9 @@ def test_same_request_three_times_adds_nothing(make_receiver):
     post(receiver, "/v1/logs", logs)
     post(receiver, "/v1/metrics", metrics)
     first = snapshot(receiver)
-    assert len(first["spans"]) == 30 and len(first["span_events"]) == 10 and len(first["span_links"]) == 6
+    assert len(first["spans"]) == 30
+    assert len(first["span_events"]) == 10
+    assert len(first["span_links"]) == 6
     assert len(first["metric_points"]) == 4
     for _ in range(2):
         post(receiver, "/v1/traces", traces)

@@ -68,7 +68,8 @@ def test_both_transports_or_neither(tmp_path):
     assert not listening(http_port), "HTTP must not serve when gRPC could not start"
     # The file was closed again: a new receiver can open it.
     ok = Receiver(config).start()
-    assert listening(grpc_port) and listening(ok.http_port)
+    assert listening(grpc_port)
+    assert listening(ok.http_port)
     ok.stop()
 
 
@@ -118,7 +119,8 @@ def test_settings_precedence(monkeypatch, tmp_path):
     out = subprocess.run(
         [sys.executable, "-m", "otel_agent.cli", "serve", "--help"], capture_output=True, text=True, check=True
     ).stdout
-    assert "OTEL_AGENT_QUEUE_MAX_BYTES" in out and "--queue-max-bytes" in out
+    assert "OTEL_AGENT_QUEUE_MAX_BYTES" in out
+    assert "--queue-max-bytes" in out
 
 
 def make_spans():
@@ -163,7 +165,8 @@ def test_embedded_exporter_writes_what_the_receiver_writes(make_receiver, tmp_pa
     assert con.execute("SELECT * FROM span_events").fetchall() == events_r
     assert con.execute("SELECT * FROM span_links").fetchall() == links_r
     con.close()
-    assert len(via_receiver) == 2 and '"api_key"' not in via_receiver[0][8] + via_receiver[1][8]
+    assert len(via_receiver) == 2
+    assert '"api_key"' not in via_receiver[0][8] + via_receiver[1][8]
 
 
 def test_a_dead_decode_worker_is_replaced(make_receiver):
@@ -173,7 +176,8 @@ def test_a_dead_decode_worker_is_replaced(make_receiver):
 
     receiver = make_receiver(decode_workers=2)
     workers = [psutil.Process(pid) for pid in receiver.decoder.pids]
-    assert len(workers) == 2 and all("otel_agent.ingest.decode_worker" in " ".join(w.cmdline()) for w in workers)
+    assert len(workers) == 2
+    assert all("otel_agent.ingest.decode_worker" in " ".join(w.cmdline()) for w in workers)
     assert {w.pid for w in workers} <= {c.pid for c in psutil.Process().children()}
     for w in workers:
         w.kill()
@@ -205,7 +209,8 @@ def test_sigterm_stops_a_receiver_whose_decode_worker_hangs(tmp_path):
         headers={"Content-Type": "application/x-protobuf"},
         timeout=60,
     )
-    assert resp.status_code == 503 and time.monotonic() - started < 10
+    assert resp.status_code == 503
+    assert time.monotonic() - started < 10
     deadline = time.monotonic() + 60
     while requests.get(f"http://127.0.0.1:{http_port}/healthz", timeout=10).status_code != 200:
         assert time.monotonic() < deadline, "the hung worker was not replaced"

@@ -32,7 +32,8 @@ def grpc_export(receiver, body: bytes):
 
 def assert_healthy_and_empty(receiver) -> None:
     health = requests.get(receiver.http_address + "/healthz", timeout=5)
-    assert health.status_code == 200 and health.json()["status"] == "ready"
+    assert health.status_code == 200
+    assert health.json()["status"] == "ready"
     assert rows(receiver, "SELECT count(*) FROM spans") == [(0,)]
     good = span_request([{"name": "after"}]).SerializeToString()
     assert post(receiver, good).status_code == 200
@@ -65,13 +66,14 @@ VALID = span_request([{"name": "ok"}]).SerializeToString()
         ("wrong content type", VALID, "text/plain", {}, 415),
         ("unknown content encoding", VALID, "application/x-protobuf", {"Content-Encoding": "br"}, 415),
         ("broken gzip", b"\x1f\x8bnot gzip at all", "application/x-protobuf", {"Content-Encoding": "gzip"}, 400),
-    ],  # fmt: skip
+    ],
 )
 def test_http_bad_payloads(receiver, case, body, content_type, headers, expected):
     resp = post(receiver, body, content_type, **headers)
     assert resp.status_code == expected, (case, resp.text)
     status = status_of(resp)
-    assert status.code == 3 and status.message  # INVALID_ARGUMENT, with a reason
+    assert status.code == 3
+    assert status.message
     assert_healthy_and_empty(receiver)
 
 
@@ -169,10 +171,7 @@ def nested_value(depth: int, kind: str = "array") -> bytes:
     key-value lists (AnyValue.kvlist_value = 6, KeyValueList.values = 1, KeyValue.key = 1 / value = 2)."""
     value = field(1, b"x")
     for _ in range(depth):
-        if kind == "array":
-            value = field(5, field(1, value))
-        else:
-            value = field(6, field(1, field(1, b"k") + field(2, value)))
+        value = field(5, field(1, value)) if kind == "array" else field(6, field(1, field(1, b"k") + field(2, value)))
     return value
 
 
@@ -325,7 +324,8 @@ def test_the_depth_limit_is_the_same_everywhere(receiver, kind, fmt):
         stored = stored[0] if kind == "array" else stored["k"]
     assert stored == "x"
     resp = post(receiver, exemplar_request(DEEPEST + 1, kind, fmt), content_type, path="/v1/metrics")
-    assert resp.status_code == 400 and TOO_DEEP in status_of(resp).message
+    assert resp.status_code == 400
+    assert TOO_DEEP in status_of(resp).message
     body = log_with(body=nested_value(DEEPEST, kind)) if fmt == "protobuf" else deep_json_log(DEEPEST, kind)
     assert post(receiver, body, content_type, path="/v1/logs").status_code == 200
     assert post(receiver, span_with_attribute(nested_value(DEEPEST, kind))).status_code == 200
@@ -397,13 +397,14 @@ def json_attribute(value: dict) -> bytes:
         ("1e400 as a severity", "/v1/logs", json_log('{"severityNumber":1e400}')),
         ("a huge integer", "/v1/traces", json_span(flags="RAW:" + "9" * 5000 + ":RAW")),
         ("a fraction as an integer", "/v1/traces", json_span(flags=1.5)),
-    ],  # fmt: skip
+    ],
 )
 def test_bad_json_numbers_and_strings(receiver, case, path, body):
     resp = post(receiver, body, "application/json", path=path)
     assert resp.status_code == 400, (case, resp.text[:300])
     status = status_of(resp)
-    assert status.code == 3 and "invalid" in status.message
+    assert status.code == 3
+    assert "invalid" in status.message
     assert_healthy_and_empty(receiver)
 
 
@@ -426,7 +427,8 @@ def test_span_timestamps_beyond_int64_are_rejected_items(receiver):
     refused_on_both_transports(receiver, "traces", only_bad, "after the year 2262")
     json_body = json_span(startTimeUnixNano=str(2**64 - 1))
     resp = post(receiver, json_body, "application/json")
-    assert resp.status_code == 400 and "after the year 2262" in status_of(resp).message
+    assert resp.status_code == 400
+    assert "after the year 2262" in status_of(resp).message
 
 
 def test_log_timestamps_beyond_int64_are_rejected_items(receiver):
@@ -490,7 +492,8 @@ def test_bad_metric_points_are_rejected_items(receiver, case, request_, fragment
 
 def test_json_temporality_minus_one_is_refused_not_cumulative(receiver):
     resp = post(receiver, json_metric("-1"), "application/json", path="/v1/metrics")
-    assert resp.status_code == 400 and "aggregation temporality -1" in status_of(resp).message
+    assert resp.status_code == 400
+    assert "aggregation temporality -1" in status_of(resp).message
     assert rows(receiver, "SELECT count(*) FROM metric_points") == [(0,)]
     assert post(receiver, json_metric("2"), "application/json", path="/v1/metrics").status_code == 200
     assert rows(receiver, "SELECT temporality FROM metric_points") == [("CUMULATIVE",)]
@@ -536,13 +539,17 @@ def test_malformed_input_logs_one_short_line(receiver, caplog):
         records = [r for r in caplog.records if r.name.startswith("otel_agent")]
         assert len(records) == 1, [r.getMessage() for r in records]
         (record,) = records
-        assert record.exc_info is None and "\n" not in record.getMessage()
-        assert len(record.getMessage()) <= 300 and path in record.getMessage()
+        assert record.exc_info is None
+        assert "\n" not in record.getMessage()
+        assert len(record.getMessage()) <= 300
+        assert path in record.getMessage()
     caplog.clear()
     with pytest.raises(grpc.RpcError):
         grpc_export(receiver, span_with_attribute(BAD_UTF8))
     (record,) = [r for r in caplog.records if r.name.startswith("otel_agent")]
-    assert record.exc_info is None and len(record.getMessage()) <= 300 and "TraceService" in record.getMessage()
+    assert record.exc_info is None
+    assert len(record.getMessage()) <= 300
+    assert "TraceService" in record.getMessage()
 
 
 def test_a_client_that_disconnects_mid_body_is_one_short_line_not_an_unexpected_error(receiver, caplog):
@@ -564,7 +571,8 @@ def test_a_client_that_disconnects_mid_body_is_one_short_line_not_an_unexpected_
         time.sleep(0.05)
     lines = [r for r in caplog.records if "disconnected" in r.getMessage()]
     assert len(lines) == 1, [r.getMessage() for r in caplog.records]
-    assert lines[0].exc_info is None and len(lines[0].getMessage()) < 300
+    assert lines[0].exc_info is None
+    assert len(lines[0].getMessage()) < 300
     assert not any("unexpected error" in r.getMessage() for r in caplog.records)
     ok = requests.post(
         f"http://127.0.0.1:{receiver.http_port}/v1/traces",

@@ -96,7 +96,8 @@ def plain(value: struct_pb2.Value):
 
 def assert_healthy_and_intact(receiver) -> None:
     health = requests.get(receiver.http_address + "/healthz", timeout=10)
-    assert health.status_code == 200 and health.json()["status"] == "ready"
+    assert health.status_code == 200
+    assert health.json()["status"] == "ready"
     assert rows(receiver, SEEDED_SQL) == SEEDED
     resp = post_json(receiver, {"sql": SEEDED_SQL})
     assert resp.status_code == 200
@@ -211,10 +212,12 @@ def test_row_cap_requested(seeded):
     assert [tuple(r["values"]) for r in doc["rows"]] == SEEDED[:2]
     assert doc["truncated"] is True
     reply = grpc_query(seeded, query_pb2.QueryRequest(sql=SEEDED_SQL, max_rows=1))
-    assert len(reply.rows) == 1 and reply.truncated is True
+    assert len(reply.rows) == 1
+    assert reply.truncated is True
     # Exactly at the cap is not truncation.
     doc = post_json(seeded, {"sql": SEEDED_SQL, "maxRows": 3}).json()
-    assert len(doc["rows"]) == 3 and doc.get("truncated", False) is False
+    assert len(doc["rows"]) == 3
+    assert doc.get("truncated", False) is False
 
 
 def test_server_row_cap(make_receiver):
@@ -224,7 +227,8 @@ def test_server_row_cap(make_receiver):
         assert [r["values"] for r in doc["rows"]] == [[i] for i in range(5)], max_rows
         assert doc["truncated"] is True
     reply = grpc_query(receiver, query_pb2.QueryRequest(sql="SELECT * FROM range(5)"))
-    assert len(reply.rows) == 5 and reply.truncated is False
+    assert len(reply.rows) == 5
+    assert reply.truncated is False
 
 
 def test_time_limit(make_receiver):
@@ -439,7 +443,9 @@ def test_cli_live_then_closed(seeded):
     assert list(csv.reader(io.StringIO(live_csv.stdout))) == CLI_CSV
     refused = cli("DELETE FROM spans", "--db", db)
     assert refused.returncode != 0
-    assert "400" in refused.stderr and "only read statements" in refused.stderr and "DELETE" in refused.stderr
+    assert "400" in refused.stderr
+    assert "only read statements" in refused.stderr
+    assert "DELETE" in refused.stderr
     assert rows(seeded, "SELECT count(*) FROM spans") == [(3,)]
 
     seeded.stop()
@@ -473,7 +479,8 @@ def test_cli_live_with_tokens(make_receiver, tmp_path):
     db = receiver.config.db
     denied = cli("SELECT 1 AS one", "--db", db)
     assert denied.returncode != 0
-    assert "401" in denied.stderr and "missing bearer token" in denied.stderr
+    assert "401" in denied.stderr
+    assert "missing bearer token" in denied.stderr
     allowed = cli("SELECT 1 AS one", "--db", db, "--token", "q", "--format", "json")
     assert allowed.returncode == 0, allowed.stderr
     assert json.loads(allowed.stdout) == [{"one": 1}]

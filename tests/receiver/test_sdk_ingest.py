@@ -127,7 +127,8 @@ def test_logs_land(receiver, transport):
         "SELECT severity_text, severity_number, body, attributes->>'otel_agent.run.id', service_name, "
         "time IS NOT NULL, length(content_hash) FROM logs",
     )
-    assert row[0] == "WARN" and row[1] == 13
+    assert row[0] == "WARN"
+    assert row[1] == 13
     assert json.loads(row[2]) == "budget at 90%"
     assert row[3:] == ("run_1", "research-agent", True, 32)
 
@@ -166,9 +167,11 @@ def test_metrics_land_all_types(receiver, transport):
     assert got["gen_ai.client.operation.duration"][0] == "histogram"
     assert got["gen_ai.client.operation.duration"][5:8] == (1, 0.5, 16)
     assert got["gen_ai.client.operation.duration"][-1] == "s"
-    assert got["exp.latency"][0] == "exponential_histogram" and got["exp.latency"][-2] is True
+    assert got["exp.latency"][0] == "exponential_histogram"
+    assert got["exp.latency"][-2] is True
     assert got["queue.depth"][:4] == ("sum", "CUMULATIVE", False, -2)
-    assert got["budget.remaining"][0] == "gauge" and got["budget.remaining"][4] == 1.5
+    assert got["budget.remaining"][0] == "gauge"
+    assert got["budget.remaining"][4] == 1.5
 
 
 def test_decode_worker_processes(make_receiver):

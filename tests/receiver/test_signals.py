@@ -41,7 +41,8 @@ def one_item(signal: str, tag: str) -> bytes:
 def test_the_registry_names_three_signals():
     assert list(SIGNALS) == ["traces", "logs", "metrics"]
     for name, spec in SIGNALS.items():
-        assert spec.name == name and spec.http_path == f"/v1/{name}"
+        assert spec.name == name
+        assert spec.http_path == f"/v1/{name}"
         assert (
             spec.rejected_field
             in spec.response_class.DESCRIPTOR.fields_by_name["partial_success"].message_type.fields_by_name
@@ -53,7 +54,8 @@ def test_the_registry_names_three_signals():
 def test_fold_fills_the_registered_tables(signal):
     spec = SIGNALS[signal]
     batch = decode_payload(signal, PROTOBUF, one_item(signal, "folded"), Redactor(), None, 0)
-    assert batch.signal == signal and batch.items == 1
+    assert batch.signal == signal
+    assert batch.items == 1
     registered = {**spec.tables, **{t.name: t.schema for t in spec.lookups}}
     assert set(spec.tables) <= set(batch.tables) <= set(registered)
     for name, table in batch.tables.items():

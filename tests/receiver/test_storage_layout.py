@@ -27,7 +27,8 @@ def test_written_rows_land_in_small_row_groups_and_cursors_see_the_store(tmp_pat
     cur = store_cursor(con)
     assert cur.execute("SELECT current_database(), count(*) FROM spans").fetchall() == [(STORE_CATALOG, n)]
     groups = cur.execute("SELECT row_group_id, max(count) FROM pragma_storage_info('spans') GROUP BY ALL").fetchall()
-    assert len(groups) >= 4 and max(rows for _, rows in groups) <= ROW_GROUP_SIZE
+    assert len(groups) >= 4
+    assert max(rows for _, rows in groups) <= ROW_GROUP_SIZE
     cur.close()
     with pytest.raises(StoreInUseError, match="already open for writing in this process"):
         open_store(path)

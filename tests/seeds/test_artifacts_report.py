@@ -68,7 +68,8 @@ def test_report_inline_citations_are_the_default(tmp_path: Path) -> None:
         "# Comparison\n\n- Graph-based orchestration is becoming mainstream [evidence_123] [evidence_124]\n"
         "- LangGraph provides the most mature developer experience [evidence_125 weak]"
     )
-    assert '- [evidence_123] "graphs everywhere"' in text and "[1]" not in text
+    assert '- [evidence_123] "graphs everywhere"' in text
+    assert "[1]" not in text
     # the version was recorded outside a run: the footer still names the artifact's run
     assert "version 2 of 2 (`artv_rep_2`), draft; run `run_rep` (this version recorded outside a run);" in text
     v1 = run_cli(db, "export", "report", "art_rep", "--version", "1")
@@ -84,6 +85,8 @@ def test_report_numbered_citations_with_references(tmp_path: Path) -> None:
     )
     refs = [line for line in text.splitlines() if line.startswith("- [")]
     assert [r.split('"')[0] for r in refs] == ["- [1] ", "- [2] ", "- [3] "]
-    assert "evidence `evidence_124`" in refs[1] and "## References" in text
+    assert "evidence `evidence_124`" in refs[1]
+    assert "## References" in text
     bad = CliRunner().invoke(cli, ["export", "report", "art_rep", "--citations", "footnote", "--db", str(db)])
-    assert bad.exit_code == 2 and "footnote" in bad.output
+    assert bad.exit_code == 2
+    assert "footnote" in bad.output

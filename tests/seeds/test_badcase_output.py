@@ -38,7 +38,8 @@ def test_badcases_keep_the_raw_output_bounded(tmp_path: Path) -> None:
     b1, b2 = rows(db, SQL)
     assert b1 == {"badcase_id": "b1", "raw_model_output": '{"decision": "rep', "raw_model_output_truncated": False,
                   "raw_model_output_bytes": 17}  # fmt: skip
-    assert b2["raw_model_output"] == "y" * 65536 and b2["raw_model_output_truncated"] is True
+    assert b2["raw_model_output"] == "y" * 65536
+    assert b2["raw_model_output_truncated"] is True
     assert b2["raw_model_output_bytes"] == 100_000
     # ordinary content capture stays opt-in: the call's output messages were not recorded
     attrs = rows(db, "SELECT attributes FROM spans WHERE name = 'chat gpt-4o'")[0]["attributes"]

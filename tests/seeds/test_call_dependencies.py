@@ -78,4 +78,5 @@ def test_what_quality_review_round_2_depended_on_and_produced(tmp_path: Path) ->
     ]
     assert {r["prompt_name"] for r in out} == {"quality_review", None}
     table = run_cli(db, "dependencies", "--run", "run_gc", "--iteration", "1")
-    assert "quality_reviews_1.json" in table and "quality_reviews_2.json" not in table
+    assert "quality_reviews_1.json" in table
+    assert "quality_reviews_2.json" not in table

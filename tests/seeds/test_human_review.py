@@ -42,10 +42,13 @@ def test_a_human_answers_a_human_review_decision_from_the_cli(tmp_path: Path) ->
     code, out = review(db, "annotate", "decision", "dec_hr", "--reviewer", "carol", "--reason", "looking")
     assert code == 0, out
     code, out = review(db, "approve", "decision", "dec_hr", "--reviewer", "alice", "--reason", "policy is right")
-    assert code == 0 and "approve decision dec_hr by alice" in out
+    assert code == 0
+    assert "approve decision dec_hr by alice" in out
     # a decision that asked for no human gets no verdict, and nothing is written
     code, out = review(db, "reject", "decision", "dec_ok", "--reviewer", "alice", "--reason", "no")
-    assert code == 2 and "effective decision is human_review" in out and "'accept'" in out
+    assert code == 2
+    assert "effective decision is human_review" in out
+    assert "'accept'" in out
     got = rows(
         db,
         "SELECT decision_id, model_decision, effective_decision, human_verdict, human_reviewer, human_reason,"
@@ -89,11 +92,13 @@ def test_the_review_service_takes_a_decision_verdict(make_receiver, tmp_path: Pa
             "reason": "the gate is wrong here"}  # fmt: skip
     resp = requests.post(receiver.http_address + "/v1/review", json=body, headers=auth, timeout=30)
     assert resp.status_code == 200, resp.text
-    assert resp.json()["targetKind"] == "decision" and resp.json()["principal"] == "alice"
+    assert resp.json()["targetKind"] == "decision"
+    assert resp.json()["principal"] == "alice"
     refused = requests.post(
         receiver.http_address + "/v1/review", json={**body, "targetId": "dec_ok"}, headers=auth, timeout=30
     )
-    assert refused.status_code == 400 and "human_review" in refused.text
+    assert refused.status_code == 400
+    assert "human_review" in refused.text
     resp = requests.post(
         receiver.http_address + "/v1/query",
         json={"sql": "SELECT decision_id, human_verdict, human_reviewer FROM decisions ORDER BY 1"},

@@ -28,9 +28,11 @@ def test_an_unverified_completion_fails_after_120_seconds(tmp_path: Path) -> Non
     [done] = rows(db, "SELECT time FROM receipt_transitions WHERE transition = 'completed'")
     completed = done["time"]
     waiting, why = state_at(db, completed + dt.timedelta(seconds=119))
-    assert waiting == "waiting" and "verification window open until" in why
+    assert waiting == "waiting"
+    assert "verification window open until" in why
     failed, why = state_at(db, completed + dt.timedelta(seconds=121))
-    assert failed == "outcome_failed" and "no verification within 00:02:00" in why
+    assert failed == "outcome_failed"
+    assert "no verification within 00:02:00" in why
     # the CLI says the same with its default window, and a longer window keeps it waiting
     at = (completed + dt.timedelta(seconds=122)).isoformat(timespec="seconds")  # --at takes whole seconds
     out = json.loads(run_cli(db, "receipts", "--at", at, "--format", "json"))

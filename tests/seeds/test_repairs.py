@@ -90,4 +90,5 @@ def test_candidate_history_lines_up_candidate_evaluation_and_repair(tmp_path: Pa
          "repair_before": None, "repair_after": None, "next_version_id": None},
     ]  # fmt: skip
     table = run_cli(db, "candidates", "art_cand")
-    assert "REDUCE_BULLETS_PER_WAVE" in table and "artv_cand_2" in table
+    assert "REDUCE_BULLETS_PER_WAVE" in table
+    assert "artv_cand_2" in table

@@ -110,7 +110,7 @@ def populated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     store.write(lambda con: write_review(con, "claim", claim, "approve", "ana", "ok", now=now))
     store.write(lambda con: write_trust(con, "bot", "crawler", True, "ana", now=now))
     store.close()
-    yield path
+    return path
 
 
 def test_every_ddl_file_runs_on_an_empty_store() -> None:
@@ -119,7 +119,8 @@ def test_every_ddl_file_runs_on_an_empty_store() -> None:
         created = run_every_ddl_file(con, ALL_DDL)
         rows = read_every_view(con, created)
         assert len(created) >= 30, sorted(created)
-        assert rows["runs"] == 0 and rows["claims"] == 0
+        assert rows["runs"] == 0
+        assert rows["claims"] == 0
         assert len(run_every_query(con)) == len(queries())
     finally:
         con.close()
@@ -130,10 +131,13 @@ def test_every_ddl_file_runs_again_on_a_populated_store(populated: Path) -> None
     cur = store_cursor(con)
     try:
         counts = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ("spans", "reviews")}
-        assert counts["spans"] > 40 and counts["reviews"] == 1
+        assert counts["spans"] > 40
+        assert counts["reviews"] == 1
         created = run_every_ddl_file(cur, ALL_DDL)  # CREATE OR REPLACE / IF NOT EXISTS over the stored objects
         rows = read_every_view(cur, created)
-        assert rows["claims"] > 0 and rows["review_status"] == 1 and rows["writer_trust"] == 1
+        assert rows["claims"] > 0
+        assert rows["review_status"] == 1
+        assert rows["writer_trust"] == 1
         assert {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in counts} == counts
         assert len(run_every_query(cur)) == len(queries())
     finally:

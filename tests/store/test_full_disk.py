@@ -93,7 +93,8 @@ def test_a_store_held_by_another_process_is_refused_in_one_line(tmp_path: Path) 
     )
     holder = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "open"
         started = time.monotonic()
         for read_only in (False, True):
             with pytest.raises(

@@ -155,14 +155,25 @@ def test_a_read_only_file_system_is_refused_for_writing_and_read_as_it_is(tmp_pa
         new = mnt / "new.duckdb"
         with pytest.raises(StoreOpenError, match="read-only") as caught:
             open_store(new)
-        assert str(new) in str(caught.value) and not new.exists()
+        assert str(new) in str(caught.value)
+        assert not new.exists()
         con = open_store(path, read_only=True)
         assert con.execute("SELECT count(*) FROM spans").fetchall() == [(0,)]
         con.close()
         assert sql_command(path).returncode == 0
         done = subprocess.run(
-            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", str(new), "--grpc-endpoint", "127.0.0.1:0"]
-            + ["--http-endpoint", "127.0.0.1:0"],
+            [
+                sys.executable,
+                "-m",
+                "otel_agent.cli",
+                "serve",
+                "--db",
+                str(new),
+                "--grpc-endpoint",
+                "127.0.0.1:0",
+                "--http-endpoint",
+                "127.0.0.1:0",
+            ],
             capture_output=True,
             text=True,
             timeout=120,

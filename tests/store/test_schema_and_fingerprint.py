@@ -83,7 +83,9 @@ def test_a_store_written_by_main_at_schema_3_migrates_and_keeps_its_rows(tmp_pat
     path = v3_store(tmp_path)
     assert meta(path) == {"schema_version": "3"}
     before = {t: table_rows(path, t) for t in (*PRODUCT_TABLES, "spans", "lineage_keys")}
-    assert len(before["reviews"]) == 1 and len(before["trusted_writers"]) == 1 and len(before["spans"]) > 40
+    assert len(before["reviews"]) == 1
+    assert len(before["trusted_writers"]) == 1
+    assert len(before["spans"]) > 40
     con = open_store(path)
     con.close()
     assert meta(path) == {"schema_version": SCHEMA_VERSION, FINGERPRINT_KEY: derived_fingerprint()}
@@ -146,7 +148,8 @@ def test_the_writer_records_the_fingerprint_and_a_matching_file_is_read_as_it_is
 def test_a_file_with_another_releases_views_is_read_through_the_current_ones(two_stores) -> None:
     a, b = two_stores
     expected = sql("SELECT run_id FROM runs ORDER BY run_id", a)
-    assert expected and STALE not in json.dumps(expected)
+    assert expected
+    assert STALE not in json.dumps(expected)
     pretend_another_release_wrote(a)
     before = a.read_bytes()
     stored = duckdb.connect(str(a), read_only=True)

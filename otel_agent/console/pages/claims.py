@@ -36,7 +36,7 @@ async def claims_page(request: Request, console: Any, viewer: Viewer) -> Respons
                 run_id=text_arg(request, "run"),
                 limit=limit + 1,
                 offset=offset,
-            ),  # fmt: skip
+            ),
             "counts": {r["status"]: r["n"] for r in q.rows("claims_counts")},
         }
 
