@@ -143,17 +143,13 @@ def start_collector(
         os.close(fd)
         log_path = name
     log_path = Path(log_path)
-    log_file = open(log_path, "wb")  # closed in stop_collector
     cmd = [str(binary)]
     for c in configs:
         cmd += ["--config", str(Path(c).resolve())]
-    try:
+    # The child writes the log through its own copy of the descriptor: ours is closed once it has started.
+    with log_path.open("wb") as log_file:
         proc = subprocess.Popen(cmd, env=full_env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT)
-    except BaseException:
-        log_file.close()
-        raise
     proc.log_path = log_path  # type: ignore[attr-defined]
-    proc._otel_agent_log_file = log_file  # type: ignore[attr-defined]
 
     deadline = time.monotonic() + timeout
     while True:
@@ -180,18 +176,13 @@ def stop_collector(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> int:
     SIGTERM lets the Collector shut down gracefully (it drains in-memory queues as far as its
     exporters' timeouts allow). Returns the exit code (0 after a clean shutdown).
     """
-    try:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-    finally:
-        log_file = getattr(proc, "_otel_agent_log_file", None)
-        if log_file is not None:
-            log_file.close()
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
     return proc.returncode
 
 

@@ -33,55 +33,57 @@ def fact_check(job: Message, send: Callable[[Message], None], receive: Callable[
     import otel_agent.instrument as oi
     from otel_agent.demo import content as C
 
-    with oi.flow_run(C.WORKER_WORKFLOW, run_id=C.WORKER_RUN_ID, agent_name=C.WORKER_AGENT):
-        with oi.accept(job["carrier"], expected_artifact=job["expected_artifact"]) as work:
+    with (
+        oi.flow_run(C.WORKER_WORKFLOW, run_id=C.WORKER_RUN_ID, agent_name=C.WORKER_AGENT),
+        oi.accept(job["carrier"], expected_artifact=job["expected_artifact"]) as work,
+    ):
+        oi.flush()
+        send({"event": "accepted", "pid": os.getpid(), "handoff_id": work.handoff_id})
+        with (
+            oi.step("check_sources", step_id=C.WORKER_STEP_CHECK),
+            oi.skill(*C.WORKER_SKILL[:2], invocation_id=C.WORKER_SKILL[2]),
+        ):
+            for src in C.SOURCES:
+                with oi.tool_invocation("web_fetch", call_id=C.worker_fetch_call_id(src), provider="web") as fetch:
+                    if src.source_id == C.UNREACHABLE_SOURCE:
+                        fetch.retry("connection_reset")
+                        fetch.fail("source_unreachable", f"{src.url} did not answer twice")
+            work.progress("sources_checked")
+            work.waiting(C.WAITING_FOR, reason="source_unreachable")
             oi.flush()
-            send({"event": "accepted", "pid": os.getpid(), "handoff_id": work.handoff_id})
-            with (
-                oi.step("check_sources", step_id=C.WORKER_STEP_CHECK),
-                oi.skill(*C.WORKER_SKILL[:2], invocation_id=C.WORKER_SKILL[2]),
+            send({"event": "waiting", "waiting_for": C.WAITING_FOR})
+            approval = receive()
+            if approval.get("approval") != "granted":
+                raise PermissionError(f"fallback source not approved: {approval!r}")
+            work.progress("approval_granted")
+            archived = next(s for s in C.SOURCES if s.source_id == C.UNREACHABLE_SOURCE)
+            with oi.tool_invocation(
+                "web_fetch", call_id=C.worker_fetch_call_id(archived) + "_archived", provider="web_archive"
             ):
-                for src in C.SOURCES:
-                    with oi.tool_invocation("web_fetch", call_id=C.worker_fetch_call_id(src), provider="web") as fetch:
-                        if src.source_id == C.UNREACHABLE_SOURCE:
-                            fetch.retry("connection_reset")
-                            fetch.fail("source_unreachable", f"{src.url} did not answer twice")
-                work.progress("sources_checked")
-                work.waiting(C.WAITING_FOR, reason="source_unreachable")
-                oi.flush()
-                send({"event": "waiting", "waiting_for": C.WAITING_FOR})
-                approval = receive()
-                if approval.get("approval") != "granted":
-                    raise PermissionError(f"fallback source not approved: {approval!r}")
-                work.progress("approval_granted")
-                archived = next(s for s in C.SOURCES if s.source_id == C.UNREACHABLE_SOURCE)
-                with oi.tool_invocation(
-                    "web_fetch", call_id=C.worker_fetch_call_id(archived) + "_archived", provider="web_archive"
-                ):
-                    pass
-            with oi.step("write_fact_check", step_id=C.WORKER_STEP_WRITE):
-                subject = job["subject"]
-                oi.verifier_result(
-                    "claim_support", passed=True, score=1.0, reason="all_claims_supported", target_id=subject
-                )
-                report = oi.create_artifact(
-                    "Fact check of the research report",
-                    artifact_type="fact_check_report",
-                    artifact_id=C.FACT_CHECK_ARTIFACT_ID,
-                )
-                text = C.render_fact_check(subject)
-                ref = report.add_version(
-                    text, evidence_ids=[s.evidence_id for s in C.SOURCES], version_id=C.FACT_CHECK_VERSION_ID
-                )
-                work.completed(artifact_ref=ref)
-                oi.flush()
-                send(
-                    {
-                        "event": "completed",
-                        "artifact_ref": ref,
-                        "content_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                    }
-                )
+                pass
+        with oi.step("write_fact_check", step_id=C.WORKER_STEP_WRITE):
+            subject = job["subject"]
+            oi.verifier_result(
+                "claim_support", passed=True, score=1.0, reason="all_claims_supported", target_id=subject
+            )
+            report = oi.create_artifact(
+                "Fact check of the research report",
+                artifact_type="fact_check_report",
+                artifact_id=C.FACT_CHECK_ARTIFACT_ID,
+            )
+            text = C.render_fact_check(subject)
+            ref = report.add_version(
+                text, evidence_ids=[s.evidence_id for s in C.SOURCES], version_id=C.FACT_CHECK_VERSION_ID
+            )
+            work.completed(artifact_ref=ref)
+            oi.flush()
+            send(
+                {
+                    "event": "completed",
+                    "artifact_ref": ref,
+                    "content_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                }
+            )
 
 
 def main() -> int:

@@ -12,6 +12,7 @@ the kernel when the parent dies) or when its parent PID changes (re-parented to 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pickle
@@ -29,11 +30,10 @@ def die_with_parent(parent_pid: int) -> None:
     """Ask the kernel to SIGKILL this process when its parent goes (Linux only; elsewhere the liveness
     checks of ``serve`` do it), then make sure the parent had not already gone before the request."""
     if sys.platform.startswith("linux"):
-        try:
+        # No prctl to call (OSError, AttributeError): the liveness checks still apply.
+        with contextlib.suppress(OSError, AttributeError):
             # CDLL(None): the symbols already loaded into this process, libc's prctl among them.
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # no prctl to call: the liveness checks still apply
     if os.getppid() != parent_pid:
         os._exit(0)
 
@@ -50,6 +50,7 @@ def _reply(ok: bool, value: object) -> bytes:
 
 
 def serve(conn: Connection, parent_pid: int) -> None:
+    """Answer decode jobs from the parent on ``conn`` until it closes its end or dies."""
     # Imported here, after die_with_parent: the imports take most of a worker's start-up.
     from otel_agent.fold.decode import decode_payload
     from otel_agent.fold.redact import Redactor
@@ -77,6 +78,7 @@ def serve(conn: Connection, parent_pid: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    """Entry point of a worker process: ``argv`` is the inherited socket's fd and the parent's pid."""
     fd, parent_pid = int(argv[1]), int(argv[2])
     die_with_parent(parent_pid)
     # Ctrl-C in a terminal reaches the whole process group: the receiver shuts its workers down itself.

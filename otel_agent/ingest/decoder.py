@@ -41,6 +41,8 @@ _START_TIMEOUT_S = 60.0
 
 
 class Decoder(Protocol):
+    """What the receiver needs of a decoder: the inline one (tests, ``--decode-workers 0``) or the process pool."""
+
     restarts: int
     """Workers replaced so far (shown by ``/healthz``)."""
 
@@ -53,7 +55,8 @@ class Decoder(Protocol):
         """Why the decoder cannot take requests right now (None: ready). Shown by ``/healthz``."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Stop decoding and release the workers, if any."""
 
 
 def _now_us() -> int:
@@ -69,13 +72,15 @@ class InlineDecoder:
         self.redactor = Redactor(rules)
 
     def decode(self, signal: str, fmt: str, payload: bytes, principal: str | None) -> FoldedBatch:
+        """Decode in this thread (errors are raised to the caller as they are)."""
         return decode_payload(signal, fmt, payload, self.redactor, principal, _now_us())
 
     def unavailable(self) -> str | None:
+        """Never unavailable: there is no worker to wait for."""
         return None
 
     def close(self) -> None:
-        pass
+        """Nothing to release."""
 
 
 @dataclass(eq=False)
@@ -123,6 +128,7 @@ class ProcessDecoder:
 
     # -- requests ----------------------------------------------------------------------------------------
     def decode(self, signal: str, fmt: str, payload: bytes, principal: str | None) -> FoldedBatch:
+        """Decode in a free worker; a worker that dies or overruns the deadline gives ``DecoderUnavailableError``."""
         job = pickle.dumps((signal, fmt, payload, principal, _now_us()), protocol=pickle.HIGHEST_PROTOCOL)
         worker = self._checkout()
         try:
@@ -183,13 +189,12 @@ class ProcessDecoder:
             self._cond.notify_all()
         worker.kill()
         worker.conn.close()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             worker.proc.wait(timeout=5)  # reap it: no zombie left
-        except subprocess.TimeoutExpired:
-            pass
 
     # -- health ------------------------------------------------------------------------------------------
     def unavailable(self) -> str | None:
+        """Why requests may be refused now: fewer ready workers than wanted (None when all are ready)."""
         with self._cond:
             ready = sum(1 for w in self._workers if w.ready and not w.killed and w.proc.poll() is None)
         if ready < self._wanted:
@@ -252,10 +257,8 @@ class ProcessDecoder:
         finally:
             child_end.close()
         conn = Connection(parent_end.detach())
-        try:
+        with contextlib.suppress(OSError):  # it died already: the supervisor will see it
             conn.send(self._rules)
-        except OSError:
-            pass  # it died already: the supervisor will see it
         with self._cond:
             self._workers.append(_Worker(proc, conn))
 
@@ -299,6 +302,7 @@ class ProcessDecoder:
         self._first_start.set()
 
     def close(self) -> None:
+        """Stop the supervisor, which stops and reaps every worker."""
         with self._cond:
             self._closing = True
             self._cond.notify_all()
@@ -307,4 +311,5 @@ class ProcessDecoder:
 
 
 def make_decoder(rules: tuple[Rule, ...], workers: int, timeout_s: float = 30.0) -> Decoder:
+    """The process pool for ``workers`` > 0, else decoding in the calling thread."""
     return ProcessDecoder(rules, workers, timeout_s) if workers > 0 else InlineDecoder(rules)

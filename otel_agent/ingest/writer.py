@@ -73,6 +73,8 @@ _Job = _BatchJob | _WriteJob
 
 @dataclass
 class WriterStats:
+    """Counters of the writer thread, reported by ``/healthz`` and the ingest benchmark."""
+
     commits: int = 0
     batches: int = 0
     items: int = 0
@@ -123,14 +125,17 @@ class Writer:
     # -- admission -------------------------------------------------------------------------------------
     @property
     def inflight_bytes(self) -> int:
+        """Payload bytes admitted and not yet released."""
         return self._inflight
 
     @property
     def queue_depth(self) -> int:
+        """Jobs queued for the writer thread, not yet taken."""
         return self._queue.qsize()
 
     @property
     def accepting(self) -> bool:
+        """False once ``stop`` began: new requests are refused as shutting down."""
         return self._accepting
 
     def admit(self, nbytes: int) -> Admission:
@@ -181,6 +186,7 @@ class Writer:
         return max(1.0, drain) * random.uniform(0.5, 1.5)
 
     def release(self, admission: Admission) -> None:
+        """Give back an admission's bytes (once; a second release is a no-op)."""
         with self._lock:
             if not admission.released:
                 admission.released = True

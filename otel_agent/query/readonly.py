@@ -18,6 +18,7 @@ at most one batch more than the cap, never built in full (issue 11, item 5). The
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
@@ -84,6 +85,7 @@ class QueryResult:
 
     @functools.cached_property
     def rows(self) -> list[tuple[Any, ...]]:
+        """The result's Python values, converted on first use."""
         return rows_of(self.table)
 
     @classmethod
@@ -123,6 +125,7 @@ def to_ipc(table: pa.Table) -> bytes:
 
 
 def from_ipc(data: bytes) -> pa.Table:
+    """The table of one Arrow IPC stream (the reverse of ``to_ipc``)."""
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
@@ -270,10 +273,8 @@ def run_query(
             raise QueryRejectedError(f"invalid query parameters: {exc}") from exc
         finally:
             timer.cancel()
-            try:
+            with contextlib.suppress(duckdb.Error):  # closing the cursor below ends the transaction anyway
                 cur.execute("ROLLBACK")
-            except duckdb.Error:
-                pass  # closing the cursor below ends the transaction anyway
     finally:
         cur.close()
 

@@ -44,9 +44,11 @@ class BoundedPool:
 
     @property
     def admitted(self) -> int:
+        """Calls admitted and not yet finished (running or waiting)."""
         return self._admitted
 
     def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn`` on the pool, or raise ``ApiBusyError`` at once when the pool is full."""
         with self._lock:
             if self._admitted >= self.capacity:
                 raise ApiBusyError(

@@ -25,6 +25,8 @@ ROLES = frozenset({"ingest", "query", "review"})
 
 @dataclass(frozen=True)
 class Principal:
+    """Who sent a request (None when authentication is off) and the roles it holds."""
+
     name: str | None
     roles: frozenset[str]
 
@@ -91,16 +93,20 @@ def parse_tokens(doc: object, path: str) -> dict[str, Principal]:
 
 
 class Authenticator:
+    """Checks bearer tokens against the tokens file's sha256 digests."""
+
     def __init__(self, entries: dict[str, Principal] | None) -> None:
         # sha256(token) hex → principal; None means authentication is off.
         self._by_hash = entries
 
     @property
     def enabled(self) -> bool:
+        """False when no tokens file was given: every caller is anonymous with every role."""
         return self._by_hash is not None
 
     @classmethod
     def from_file(cls, path: str | Path | None) -> Authenticator:
+        """The authenticator of a tokens file (``--tokens-file``); authentication off when ``path`` is empty."""
         if not path:
             return cls(None)
         try:

@@ -12,20 +12,25 @@ from pathlib import Path
 
 
 def discovery_path(db: str | Path) -> Path:
+    """Where the discovery file of the store ``db`` lives: beside it."""
     return Path(str(db) + ".receiver.json")
 
 
 @dataclass(frozen=True)
 class Discovery:
+    """A running receiver's pid and addresses, as its discovery file gives them."""
+
     pid: int
     grpc: str
     http: str
 
     def describe(self) -> str:
+        """A short phrase for messages naming who holds a store."""
         return f"pid {self.pid}, gRPC {self.grpc}, HTTP {self.http}"
 
 
 def write_discovery(db: str | Path, grpc: str, http: str) -> None:
+    """Write the discovery file of ``db`` for this process, atomically (rename over the old one)."""
     path = discovery_path(db)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"pid": os.getpid(), "grpc": grpc, "http": http}) + "\n")

@@ -27,6 +27,7 @@ MEDIA_TYPE = {PROTOBUF: "application/x-protobuf", JSON: "application/json"}
 
 
 def body_format(request: Request) -> str:
+    """The payload format named by the request's ``Content-Type``; ``UnsupportedMediaTypeError`` for others."""
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     fmt = CONTENT_TYPES.get(content_type)
     if fmt is None:

@@ -58,6 +58,7 @@ def _reply(body: bytes, fmt: str, request: Request, status: int = 200) -> Respon
 
 
 def error_response(exc: BaseException, fmt: str, request: Request) -> Response:
+    """The OTLP error reply (a ``google.rpc.Status``) for ``exc``, with ``Retry-After`` when it is retryable."""
     mapping = status_for(exc)
     message = str(exc) if isinstance(exc, OtelAgentError) else "internal error"
     log_error_reply(log, exc, f"{request.method} {request.url.path}")
@@ -179,9 +180,11 @@ class HttpServer:
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def start(self) -> None:
+        """Serve in a background thread."""
         self.thread.start()
 
     def stop(self) -> None:
+        """Stop serving (open requests get up to 5 s) and close the socket."""
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.sock.close()

@@ -15,6 +15,8 @@ from otel_agent.server.auth import Authenticator, Principal
 
 
 class IngestPipeline:
+    """The ingest path both transports share: authenticate and admit, decode, then write."""
+
     def __init__(self, decoder: Decoder, writer: Writer, auth: Authenticator) -> None:
         self.decoder = decoder
         self.writer = writer

@@ -84,6 +84,8 @@ DEFAULT_WORKERS = 2
 
 
 class QueryService:
+    """The QueryService of query.proto over the store, independent of transport: bounded rows, bytes and time."""
+
     def __init__(
         self,
         con: duckdb.DuckDBPyConnection,
@@ -120,6 +122,7 @@ class QueryService:
         return self.pool.submit(lambda: encode(self._run(request, deadline, timeout_s)))
 
     def query(self, request: query_pb2.QueryRequest, authorization: str | None) -> query_pb2.QueryResponse:
+        """Run one query and wait for its reply (the blocking form of ``submit``)."""
         return self.submit(request, authorization).result()
 
     def _run(self, request: query_pb2.QueryRequest, deadline: float, timeout_s: float) -> query_pb2.QueryResponse:
@@ -160,6 +163,7 @@ class QueryService:
         return type(exc)(message)
 
     def close(self) -> None:
+        """Stop the query pool."""
         self.pool.shutdown()
 
 

@@ -100,6 +100,8 @@ def _open(config: ReceiverConfig) -> duckdb.DuckDBPyConnection:
 
 
 class Receiver:
+    """The whole receiver: store, writer, decoder, query and review services, and both transports."""
+
     def __init__(self, config: ReceiverConfig) -> None:
         self.config = config
         self.auth = Authenticator.from_file(config.tokens_file)
@@ -134,6 +136,7 @@ class Receiver:
         self._started = False
 
     def start(self) -> Receiver:
+        """Bind both transports and start serving; on a failure nothing is left open."""
         # HTTP first: its socket is ours to close if gRPC then fails to bind, whereas a gRPC server that
         # bound a port keeps it until the process exits, started or not.
         try:
@@ -184,15 +187,18 @@ class Receiver:
 
     @property
     def console_url(self) -> str:
+        """The web console's address on the HTTP transport."""
         return self.http_address + "/"
 
     @property
     def grpc_address(self) -> str:
+        """The gRPC address as bound (the real port when ``:0`` was asked for)."""
         host = self.config.grpc_endpoint.rpartition(":")[0]
         return f"{host}:{self.grpc_port}"
 
     @property
     def http_address(self) -> str:
+        """The HTTP base URL as bound (the real port when ``:0`` was asked for)."""
         host = self.config.http_endpoint.rpartition(":")[0]
         return f"http://{host}:{self.http_port}"
 

@@ -57,6 +57,8 @@ def _iso(ts: _dt.datetime) -> str:
 
 @dataclass
 class ReviewRecord:
+    """One row of ``reviews``, as the API returns it."""
+
     review_id: str
     target_kind: str
     target_id: str
@@ -68,6 +70,7 @@ class ReviewRecord:
     target_snapshot_json: str
 
     def as_dict(self) -> dict[str, Any]:
+        """The record's fields by name (the API reply's fields)."""
         return asdict(self)
 
 
@@ -150,6 +153,8 @@ def write_review(
 
 @dataclass
 class TrustChange:
+    """One row of ``trusted_writers``: a grant or revocation, as written."""
+
     change_id: str
     principal: str
     service_name: str
@@ -198,17 +203,21 @@ class ReviewService:
         self.pool = BoundedPool("review", workers, waiting=workers * 4)
 
     def submit_review(self, request: Any, authorization: str | None, encode: Any = lambda m: m) -> Any:
+        """Authenticate for ``review``, then run ``review`` on the review pool."""
         self.auth.authenticate(authorization, "review")
         return self.pool.submit(lambda: encode(self.review(request, authorization)))
 
     def submit_writer_trust(self, request: Any, authorization: str | None, encode: Any = lambda m: m) -> Any:
+        """Authenticate for ``review``, then run ``set_writer_trust`` on the review pool."""
         self.auth.authenticate(authorization, "review")
         return self.pool.submit(lambda: encode(self.set_writer_trust(request, authorization)))
 
     def close(self) -> None:
+        """Stop the review pool."""
         self.pool.shutdown()
 
     def review(self, request: Any, authorization: str | None) -> Any:
+        """The API's ``Review`` call: append a review as the authenticated principal."""
         from otel_agent.api.v1 import review_pb2
 
         who = self.auth.authenticate(authorization, "review")
@@ -235,6 +244,7 @@ class ReviewService:
         return record
 
     def set_writer_trust(self, request: Any, authorization: str | None) -> Any:
+        """The API's ``SetWriterTrust`` call: append a grant or revocation through the writer."""
         from otel_agent.api.v1 import review_pb2
 
         self.auth.authenticate(authorization, "review")

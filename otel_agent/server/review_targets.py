@@ -46,6 +46,7 @@ VERDICT_REQUIRES: dict[str, tuple[str, str, tuple[str, ...], str]] = {
 
 
 def canonical_kind(kind: str) -> str:
+    """The kind's name in ``TARGETS`` for a name or alias (any case, ``-`` or ``_``); raises for unknown kinds."""
     canonical = KIND_ALIASES.get((kind or "").strip().lower().replace("-", "_"))
     if canonical is None:
         raise InvalidPayloadError(f"unknown review target kind {kind!r}; one of {sorted(TARGETS)}")
@@ -53,6 +54,7 @@ def canonical_kind(kind: str) -> str:
 
 
 def decisions_for(kind: str) -> tuple[str, ...]:
+    """The decisions a review of ``kind`` may take."""
     return CONFLICT_DECISIONS if kind == "conflict" else RECORD_DECISIONS
 
 

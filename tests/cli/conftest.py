@@ -37,23 +37,26 @@ def cli_spans() -> list:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    with oi.use_tracer_provider(provider), oi.flow_run("cli_workflow", run_id=RUN_ID, agent_name="cli_agent"):
-        with oi.step("gather", step_id=f"{RUN_ID}_gather"):
-            with oi.provider_call("openai", "gpt-4o-mini", input_artifacts=["requirement.json"]) as call:
-                call.set_cost(0.000075)
-            src = oi.source("https://example.org/survey", title="Survey", source_id="src_cli")
-            oi.evidence_item(src, EXCERPT, confidence="high", evidence_id=EVIDENCE_ID)
-            oi.claim("Graph orchestration is common.", confidence="high", claim_id=CLAIM_ID)
-            oi.citation(CLAIM_ID, EVIDENCE_ID, citation_id="cit_cli_1")
-            # a third-party tool span (GenAI conventions) failing without error.type: error_type is _OTHER
-            tracer = provider.get_tracer("third.party.tools")
-            with tracer.start_as_current_span("execute_tool fetch") as span:
-                span.set_attribute("gen_ai.operation.name", "execute_tool")
-                span.set_attribute("gen_ai.tool.name", "fetch")
-                span.set_status(Status(StatusCode.ERROR, TOOL_STATUS_MESSAGE))
-            report = oi.create_artifact("CLI report", artifact_type="markdown_report", artifact_id=ARTIFACT_ID)
-            report.add_version("# CLI report\n- Graph orchestration is common.", version_id="artv_cli_1")
-            oi.repair("SHORTEN", applied=False, iteration=1, from_version_id="artv_cli_1", repair_id="rep_cli")
+    with (
+        oi.use_tracer_provider(provider),
+        oi.flow_run("cli_workflow", run_id=RUN_ID, agent_name="cli_agent"),
+        oi.step("gather", step_id=f"{RUN_ID}_gather"),
+    ):
+        with oi.provider_call("openai", "gpt-4o-mini", input_artifacts=["requirement.json"]) as call:
+            call.set_cost(0.000075)
+        src = oi.source("https://example.org/survey", title="Survey", source_id="src_cli")
+        oi.evidence_item(src, EXCERPT, confidence="high", evidence_id=EVIDENCE_ID)
+        oi.claim("Graph orchestration is common.", confidence="high", claim_id=CLAIM_ID)
+        oi.citation(CLAIM_ID, EVIDENCE_ID, citation_id="cit_cli_1")
+        # a third-party tool span (GenAI conventions) failing without error.type: error_type is _OTHER
+        tracer = provider.get_tracer("third.party.tools")
+        with tracer.start_as_current_span("execute_tool fetch") as span:
+            span.set_attribute("gen_ai.operation.name", "execute_tool")
+            span.set_attribute("gen_ai.tool.name", "fetch")
+            span.set_status(Status(StatusCode.ERROR, TOOL_STATUS_MESSAGE))
+        report = oi.create_artifact("CLI report", artifact_type="markdown_report", artifact_id=ARTIFACT_ID)
+        report.add_version("# CLI report\n- Graph orchestration is common.", version_id="artv_cli_1")
+        oi.repair("SHORTEN", applied=False, iteration=1, from_version_id="artv_cli_1", repair_id="rep_cli")
     provider.shutdown()
     return list(exporter.get_finished_spans())
 

@@ -72,7 +72,8 @@ def test_scale_doc_commands_work_as_written(make_receiver, tmp_path, monkeypatch
                 f"(SELECT count(*) FROM (SELECT * FROM {table} EXCEPT ALL SELECT * FROM {parquet})), "
                 f"(SELECT count(*) FROM (SELECT * FROM {parquet} EXCEPT ALL SELECT * FROM {table}))"
             ).fetchone()
-            assert counts[0] == counts[1] and counts[2:] == (0, 0), (table, counts)
+            assert counts[0] == counts[1], (table, counts)
+            assert counts[2:] == (0, 0), (table, counts)
         assert store.execute("SELECT count(*) FROM read_parquet('spans.parquet')").fetchone()[0] == len(w.spans)
         relations = relations_of(store)
         want = snapshot_of(store, relations)

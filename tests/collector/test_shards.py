@@ -97,5 +97,6 @@ def test_a_shard_held_by_a_running_receiver_is_refused_with_a_hint(make_receiver
         timeout=120,
     )
     assert done.returncode == 2
-    assert "held by an otel-agent receiver (pid " in done.stderr and "receiver.json" in done.stderr, done.stderr
+    assert "held by an otel-agent receiver (pid " in done.stderr, done.stderr
+    assert "receiver.json" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr

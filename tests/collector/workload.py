@@ -139,29 +139,31 @@ def build(runs: int = 12, seed: int = 20260601) -> Workload:
     raw = planner.tracing.get_tracer(*RAW_SCOPE)
     handoffs: list[tuple[str, str]] = []
     for k in range(runs):
-        with oi.use_tracer_provider(planner.tracing):
-            with oi.flow_run("deep_research", run_id=f"run_{k:02d}", max_model_calls=8, max_cost_usd=0.5):
-                with oi.step("search"):
-                    with oi.provider_call("openai", "gpt-4o", operation="chat") as call:
-                        if k % 4 == 0:
-                            call.retry("timeout")
-                        call.set_usage(100 + k, 20 + k)
-                        call.set_cost(0.001 * (k + 1))
-                    with oi.tool_invocation("web_search", provider="tavily"):
-                        pass
-                    src = oi.source(f"https://example.org/doc/{k}", title=f"Doc {k}", provider="tavily")
-                    ev = oi.evidence_item(src, f"excerpt {k}", confidence="high" if k % 2 else "medium")
-                    planner.log("searched", SeverityNumber.INFO, **{"otel_agent.run.id": f"run_{k:02d}"})
-                with oi.step("synthesize"):
-                    report = oi.create_artifact(f"Report {k}", artifact_type="markdown_report")
-                    v1 = report.add_version(f"# Report {k}\n- claim [1]", evidence_ids=[ev])
-                    claim = oi.claim(f"claim {k}", confidence="high", artifact_version_id=v1)
-                    oi.citation(claim, ev, citation_text="[1]")
-                with oi.step("fact_check_handoff"):
-                    delegation = oi.delegate("fact_check_report", target="fact_checker")
-                delegating_trace = format(trace_id_of(planner), "032x")
-                planner.calls.add(1, {"run.parity": k % 2})
-                planner.latency.record(0.1 * (k + 1), {"gen_ai.operation.name": "chat"})
+        with (
+            oi.use_tracer_provider(planner.tracing),
+            oi.flow_run("deep_research", run_id=f"run_{k:02d}", max_model_calls=8, max_cost_usd=0.5),
+        ):
+            with oi.step("search"):
+                with oi.provider_call("openai", "gpt-4o", operation="chat") as call:
+                    if k % 4 == 0:
+                        call.retry("timeout")
+                    call.set_usage(100 + k, 20 + k)
+                    call.set_cost(0.001 * (k + 1))
+                with oi.tool_invocation("web_search", provider="tavily"):
+                    pass
+                src = oi.source(f"https://example.org/doc/{k}", title=f"Doc {k}", provider="tavily")
+                ev = oi.evidence_item(src, f"excerpt {k}", confidence="high" if k % 2 else "medium")
+                planner.log("searched", SeverityNumber.INFO, **{"otel_agent.run.id": f"run_{k:02d}"})
+            with oi.step("synthesize"):
+                report = oi.create_artifact(f"Report {k}", artifact_type="markdown_report")
+                v1 = report.add_version(f"# Report {k}\n- claim [1]", evidence_ids=[ev])
+                claim = oi.claim(f"claim {k}", confidence="high", artifact_version_id=v1)
+                oi.citation(claim, ev, citation_text="[1]")
+            with oi.step("fact_check_handoff"):
+                delegation = oi.delegate("fact_check_report", target="fact_checker")
+            delegating_trace = format(trace_id_of(planner), "032x")
+            planner.calls.add(1, {"run.parity": k % 2})
+            planner.latency.record(0.1 * (k + 1), {"gen_ai.operation.name": "chat"})
         with oi.use_tracer_provider(worker.tracing):
             with oi.accept(delegation.carrier, expected_artifact="fact_check_report") as work:
                 work.progress("sources_checked")

@@ -46,7 +46,8 @@ def test_every_page_renders(page_as: Any, live: Live, shots: Path) -> None:
         assert resp.status == 200, (path, resp.status)
         main = page.inner_text("main")
         assert text in main, (path, text)
-        assert "datetime.datetime(" not in main and "{'" not in main, path  # no Python reprs leak into a page
+        assert "datetime.datetime(" not in main, path
+        assert "{'" not in main, path  # no Python reprs leak into a page
         assert "Internal error" not in page.title()
         assert save_shot(page, shots, f"demo_{name}").stat().st_size > 10_000
     assert page.errors == []

@@ -27,14 +27,16 @@ class ProviderTimeoutError(Exception):
 
 def research_run(run_id: str = RUN_ID) -> None:
     with oi.flow_run("deep_research", run_id=run_id, max_model_calls=4, max_cost_usd=1.0, agent_name="research_agent"):
-        with oi.step("plan", step_id=f"{run_id}_plan"):
-            with oi.skill("research-planner", "1.0.0", invocation_id=f"{run_id}_planner"):
-                with oi.provider_call("openai", "gpt-4o") as call:
-                    # 1000 input (400 of them cached) and 200 output tokens of gpt-4o, priced from the table:
-                    # (600 * 2.50 + 400 * 1.25 + 200 * 10.00) / 1e6 = 0.004
-                    call.set_usage(1000, 200, cache_read_input_tokens=400, reasoning_output_tokens=50)
-                    call.set_response(model="gpt-4o-2024-08-06", finish_reasons=["stop"])
-                oi.guard_result("input.length", passed=True, stage="input")
+        with (
+            oi.step("plan", step_id=f"{run_id}_plan"),
+            oi.skill("research-planner", "1.0.0", invocation_id=f"{run_id}_planner"),
+        ):
+            with oi.provider_call("openai", "gpt-4o") as call:
+                # 1000 input (400 of them cached) and 200 output tokens of gpt-4o, priced from the table:
+                # (600 * 2.50 + 400 * 1.25 + 200 * 10.00) / 1e6 = 0.004
+                call.set_usage(1000, 200, cache_read_input_tokens=400, reasoning_output_tokens=50)
+                call.set_response(model="gpt-4o-2024-08-06", finish_reasons=["stop"])
+            oi.guard_result("input.length", passed=True, stage="input")
         with oi.step("search", step_id=f"{run_id}_search"):
             with oi.provider_call("tavily", "search", operation="retrieval") as call:
                 call.retry("timeout")

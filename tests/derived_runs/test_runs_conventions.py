@@ -111,21 +111,25 @@ def test_nested_duplicates_in_every_category(rec: Recorder, tmp_path: Path) -> N
     # OpenInference documents are read from OpenInference instrumentation scopes
     rec.tracer = rec.provider.get_tracer("openinference.instrumentation.llama_index")
     with rec.span("agent", **{"openinference.span.kind": "AGENT", "agent.name": "rag"}):
-        with rec.span("VectorIndexRetriever", **{"openinference.span.kind": "RETRIEVER", **docs}):
-            with rec.span("inner_retrieve", **{"openinference.span.kind": "RETRIEVER"}):
-                with rec.span(
-                    "embed",
-                    **{
-                        "openinference.span.kind": "EMBEDDING",
-                        "llm.model_name": "text-embedding-3-small",
-                        "llm.token_count.prompt": 10,
-                    },
-                ):
-                    with rec.span("embed_inner", **{"openinference.span.kind": "EMBEDDING"}):
-                        pass
-        with rec.span("search_tool", **{"openinference.span.kind": "TOOL", "tool.name": "search"}):
-            with rec.span("search_tool_impl", **{"openinference.span.kind": "TOOL", "tool.name": "search"}):
-                pass
+        with (
+            rec.span("VectorIndexRetriever", **{"openinference.span.kind": "RETRIEVER", **docs}),
+            rec.span("inner_retrieve", **{"openinference.span.kind": "RETRIEVER"}),
+            rec.span(
+                "embed",
+                **{
+                    "openinference.span.kind": "EMBEDDING",
+                    "llm.model_name": "text-embedding-3-small",
+                    "llm.token_count.prompt": 10,
+                },
+            ),
+            rec.span("embed_inner", **{"openinference.span.kind": "EMBEDDING"}),
+        ):
+            pass
+        with (
+            rec.span("search_tool", **{"openinference.span.kind": "TOOL", "tool.name": "search"}),
+            rec.span("search_tool_impl", **{"openinference.span.kind": "TOOL", "tool.name": "search"}),
+        ):
+            pass
     path = rec.store(tmp_path / "nested.duckdb")
     run = query(path, "SELECT run_id, agent_name, retrievals, tool_invocations, provider_calls, input_tokens FROM runs")
     assert [tuple(r.values())[1:] for r in run] == [("rag", 1, 1, 1, 10)]
@@ -306,17 +310,19 @@ def test_2026_operations(rec: Recorder, tmp_path: Path) -> None:
 
 def test_evaluation_results(rec: Recorder, tmp_path: Path) -> None:
     """gen_ai.evaluation.result log records: parented to the judged span, or naming its gen_ai.response.id."""
-    with rec.span("invoke_agent judge_me", **{"gen_ai.operation.name": "invoke_agent"}):
-        with chat(rec, "gpt-4o", "openai", (100, 10), **{"gen_ai.response.id": "chatcmpl-1"}):
-            rec.event(
-                "gen_ai.evaluation.result",
-                {
-                    "gen_ai.evaluation.name": "Relevance",
-                    "gen_ai.evaluation.score.value": 4.0,
-                    "gen_ai.evaluation.score.label": "relevant",
-                    "gen_ai.evaluation.explanation": "on topic",
-                },
-            )
+    with (
+        rec.span("invoke_agent judge_me", **{"gen_ai.operation.name": "invoke_agent"}),
+        chat(rec, "gpt-4o", "openai", (100, 10), **{"gen_ai.response.id": "chatcmpl-1"}),
+    ):
+        rec.event(
+            "gen_ai.evaluation.result",
+            {
+                "gen_ai.evaluation.name": "Relevance",
+                "gen_ai.evaluation.score.value": 4.0,
+                "gen_ai.evaluation.score.label": "relevant",
+                "gen_ai.evaluation.explanation": "on topic",
+            },
+        )
     # a later evaluation, outside any span, naming the response it judges
     rec.event(
         "gen_ai.evaluation.result",
@@ -400,11 +406,13 @@ def test_multi_process_rollups(rec: Recorder, tmp_path: Path) -> None:
     from opentelemetry.trace import Link, NonRecordingSpan
 
     own = {"otel_agent.run.id": "run_parent"}
-    with rec.span("invoke_workflow parent", **{"gen_ai.operation.name": "invoke_workflow", **own}):
-        with rec.span("step", **{"gen_ai.operation.name": "plan", **own}) as step:
-            handoff_ctx = step.get_span_context()
-            with chat(rec, "gpt-4o", "openai", (100, 10), **own):
-                pass
+    with (
+        rec.span("invoke_workflow parent", **{"gen_ai.operation.name": "invoke_workflow", **own}),
+        rec.span("step", **{"gen_ai.operation.name": "plan", **own}) as step,
+    ):
+        handoff_ctx = step.get_span_context()
+        with chat(rec, "gpt-4o", "openai", (100, 10), **own):
+            pass
     # the child process: the trace context arrives remote, the child names its own run
     remote = trace.set_span_in_context(
         NonRecordingSpan(
@@ -459,8 +467,10 @@ def test_multi_process_rollups(rec: Recorder, tmp_path: Path) -> None:
 
 
 def test_tool_usage_counts_a_nested_tool_once(rec: Recorder, tmp_path: Path) -> None:
-    with rec.span("search_tool", **{"openinference.span.kind": "TOOL", "tool.name": "search"}):
-        with rec.span("search_tool_impl", **{"openinference.span.kind": "TOOL", "tool.name": "search"}):
-            pass
+    with (
+        rec.span("search_tool", **{"openinference.span.kind": "TOOL", "tool.name": "search"}),
+        rec.span("search_tool_impl", **{"openinference.span.kind": "TOOL", "tool.name": "search"}),
+    ):
+        pass
     path = rec.store(tmp_path / "tool_usage.duckdb")
     assert [tuple(r.values()) for r in query(path, "SELECT tool_name, calls FROM tool_usage")] == [("search", 1)]

@@ -98,10 +98,12 @@ def third_party_spans() -> list[ReadableSpan]:
                 ctx = plan.get_span_context()
                 with chat(100 + n):
                     pass
-            with tracer.start_as_current_span("outer", attributes={"openinference.span.kind": "RETRIEVER",
-                                              "retrieval.documents.0.document.id": f"doc{n}"}):  # fmt: skip
-                with tracer.start_as_current_span("inner", attributes={"openinference.span.kind": "RETRIEVER"}):
-                    pass
+            outer = {"openinference.span.kind": "RETRIEVER", "retrieval.documents.0.document.id": f"doc{n}"}
+            with (
+                tracer.start_as_current_span("outer", attributes=outer),
+                tracer.start_as_current_span("inner", attributes={"openinference.span.kind": "RETRIEVER"}),
+            ):
+                pass
             with tracer.start_as_current_span("search_memory", attributes={"gen_ai.operation.name": "search_memory",
                                               "gen_ai.memory.store.id": "m"}):  # fmt: skip
                 pass
@@ -110,10 +112,14 @@ def third_party_spans() -> list[ReadableSpan]:
                 tool.record_exception(KeyError("boom"))
                 tool.set_status(Status(StatusCode.ERROR))
             root.set_status(Status(StatusCode.ERROR))
-        with tracer.start_as_current_span("invoke_agent worker", context=context.Context(), links=[Link(ctx)],
-                                          attributes={"gen_ai.operation.name": "invoke_agent"}):  # fmt: skip
-            with chat(300):
-                pass
+        worker = {"gen_ai.operation.name": "invoke_agent"}
+        with (
+            tracer.start_as_current_span(
+                "invoke_agent worker", context=context.Context(), links=[Link(ctx)], attributes=worker
+            ),
+            chat(300),
+        ):
+            pass
     provider.shutdown()
     return list(exporter.get_finished_spans())
 

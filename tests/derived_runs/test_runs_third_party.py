@@ -146,9 +146,12 @@ def test_openinference_agents_inside_our_run(fake_openai: FakeOpenAI, tmp_path: 
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
     def body(provider: TracerProvider) -> None:
-        with oi.use_tracer_provider(provider), oi.flow_run("weather_flow", run_id="run_mixed"):
-            with oi.step("ask", step_id="step_ask"):
-                run_agents(fake_openai.base_url)
+        with (
+            oi.use_tracer_provider(provider),
+            oi.flow_run("weather_flow", run_id="run_mixed"),
+            oi.step("ask", step_id="step_ask"),
+        ):
+            run_agents(fake_openai.base_url)
 
     path = write_store(tmp_path / "mixed.duckdb", capture(OpenAIAgentsInstrumentor(), body))
     runs = query(path, "SELECT run_id, workflow_name, conventions, steps, provider_calls, tool_invocations FROM runs")
@@ -204,13 +207,13 @@ def test_openllmetry_agents_with_openai_instrumented(
 
 def test_openllmetry_openai_client(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     """traceloop's opentelemetry-instrumentation-openai on plain client calls: each call is its own run."""
-    from openai import OpenAI
+    from openai import NotFoundError, OpenAI
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
     def body(_: TracerProvider) -> None:
         client = OpenAI(base_url=fake_openai.base_url, api_key="test-key", max_retries=0)
         client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
-        with pytest.raises(Exception):  # noqa: B017 - the fake server has no embeddings route
+        with pytest.raises(NotFoundError, match="no route /v1/embeddings"):  # the fake server has no embeddings route
             client.embeddings.create(model="text-embedding-3-small", input="x")
 
     path = write_store(tmp_path / "tl_openai.duckdb", capture(OpenAIInstrumentor(), body))
@@ -266,14 +269,15 @@ def test_openai_v2_inside_our_provider_call_counts_once(fake_openai: FakeOpenAI,
 
     def body(provider: TracerProvider) -> None:
         client = OpenAI(base_url=fake_openai.base_url, api_key="test-key", max_retries=0)
-        with oi.use_tracer_provider(provider):
-            with oi.flow_run("wrapped", run_id="run_wrapped"), oi.step("answer", step_id="step_answer"):
-                with oi.provider_call("openai", "gpt-4o") as call:
-                    response = client.chat.completions.create(
-                        model="gpt-4o", messages=[{"role": "user", "content": "hi"}]
-                    )
-                    call.set_usage(response.usage.prompt_tokens, response.usage.completion_tokens)
-                    call.set_response(model=response.model)
+        with (
+            oi.use_tracer_provider(provider),
+            oi.flow_run("wrapped", run_id="run_wrapped"),
+            oi.step("answer", step_id="step_answer"),
+            oi.provider_call("openai", "gpt-4o") as call,
+        ):
+            response = client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+            call.set_usage(response.usage.prompt_tokens, response.usage.completion_tokens)
+            call.set_response(model=response.model)
 
     path = write_store(tmp_path / "wrapped.duckdb", capture(OpenAIInstrumentor(), body))
     spans = query(

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Sequence
+from typing import ClassVar
 
 import duckdb
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -35,7 +36,7 @@ SPANS = 60
 class Recording(DuckDBSpanExporter):
     """The real exporter; also remembers what each export returned (an exception would skip the append)."""
 
-    results: list[tuple[str, list[str]]] = []
+    results: ClassVar[list[tuple[str, list[str]]]] = []
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         result = super().export(spans)

@@ -18,13 +18,14 @@ MESSAGES = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
 
 
 def test_provider_call_span(spans: Spans) -> None:
-    with oi.flow_run("w", run_id="r1"), oi.step("plan", step_id="s1") as st:
-        with oi.provider_call("openai", "gpt-4o") as call:
-            call.set_usage(
-                100, 20, cache_read_input_tokens=40, cache_creation_input_tokens=8, reasoning_output_tokens=5
-            )
-            call.set_response(model="gpt-4o-2024-08-06", response_id="resp_1", finish_reasons=["stop"])
-            call.set_cost(0.0042)
+    with (
+        oi.flow_run("w", run_id="r1"),
+        oi.step("plan", step_id="s1") as st,
+        oi.provider_call("openai", "gpt-4o") as call,
+    ):
+        call.set_usage(100, 20, cache_read_input_tokens=40, cache_creation_input_tokens=8, reasoning_output_tokens=5)
+        call.set_response(model="gpt-4o-2024-08-06", response_id="resp_1", finish_reasons=["stop"])
+        call.set_cost(0.0042)
     s = spans.one("provider_call")
     assert s.name == "chat gpt-4o"
     assert s.kind is SpanKind.CLIENT
@@ -156,9 +157,12 @@ def test_unknown_operation_is_rejected() -> None:
 
 
 def test_tool_invocation_span(spans: Spans) -> None:
-    with oi.flow_run("w", run_id="r"), oi.step("search"):
-        with oi.tool_invocation("web_search", call_id="call_1", provider="tavily") as tool:
-            tool.retry("502")
+    with (
+        oi.flow_run("w", run_id="r"),
+        oi.step("search"),
+        oi.tool_invocation("web_search", call_id="call_1", provider="tavily") as tool,
+    ):
+        tool.retry("502")
     s = spans.one("tool_invocation")
     assert s.name == "execute_tool web_search"
     assert s.kind is SpanKind.INTERNAL

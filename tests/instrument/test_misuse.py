@@ -242,13 +242,17 @@ def test_a_handle_used_outside_its_block_does_nothing_and_warns(
     assert span.attributes[A.GEN_AI_USAGE_INPUT_TOKENS] == 1
     assert A.MISUSE not in span.attributes
     messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) == 3 and all("not active" in m or "single-use" in m for m in messages), messages
+    assert len(messages) == 3, messages
+    assert all("not active" in m or "single-use" in m for m in messages), messages
 
 
 def test_budget_enforcement_still_raises_in_lenient_mode(spans: Spans, lenient: None) -> None:
-    with oi.flow_run("w", max_tool_calls=0, enforce_budgets=True), pytest.raises(oi.BudgetExceededError):
-        with oi.tool_invocation("t"):
-            pass
+    with (
+        oi.flow_run("w", max_tool_calls=0, enforce_budgets=True),
+        pytest.raises(oi.BudgetExceededError),
+        oi.tool_invocation("t"),
+    ):
+        pass
     assert spans.one("guard_result").attributes[A.GUARD_OUTCOME] == "blocked"
 
 

@@ -72,7 +72,8 @@ def run_script(env_extra: dict[str, str] | None = None) -> dict:
     # exactly two log lines: "no SDK" once (however many helpers ran), and the one misuse exercise_everything makes
     lines = result.stderr.splitlines()
     assert lines[0] == NO_SDK_WARNING, result.stderr
-    assert len(lines) == 2 and "otel_agent.instrument misuse: confidence must be one of" in lines[1], lines
+    assert len(lines) == 2, lines
+    assert "otel_agent.instrument misuse: confidence must be one of" in lines[1], lines
     return json.loads(result.stdout)
 
 
@@ -84,7 +85,8 @@ def test_no_sdk_helpers_run_emit_nothing_and_still_work() -> None:
     assert ids["run"] == "run_demo"
     assert ids["source"] == "src_a"
     for key in ("step", "evidence", "artifact", "claim", "citation", "conflict", "decision", "badcase", "memory"):
-        assert isinstance(ids[key], str) and ids[key], key
+        assert isinstance(ids[key], str), key
+        assert ids[key], key
     assert len(ids["versions"]) == 2
     assert ids["versions"][0] != ids["versions"][1]
     # no traceparent without tracing, but the opaque ids still travel

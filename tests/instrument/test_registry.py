@@ -109,7 +109,8 @@ def test_registry_shape() -> None:
     for a in registry["attributes"]:
         assert a["type"] in ATTRIBUTE_TYPES, a
         assert a["requirement_level"] in REQUIREMENT_LEVELS, a
-        assert a["description"] and a["applies_to"], a
+        assert a["description"], a
+        assert a["applies_to"], a
         assert otel_type(a["example"]) == a["type"], a["name"]
         if a["standard"]:
             assert not a["name"].startswith(A.PREFIX), a["name"]

@@ -119,10 +119,12 @@ def test_enforced_budget_refuses_the_call_and_records_a_blocked_guard(spans: Spa
 
 
 def test_enforced_tool_and_cost_budgets(spans: Spans) -> None:
-    with oi.flow_run("w", max_tool_calls=0, enforce_budgets=True):
-        with pytest.raises(oi.BudgetExceededError, match="tool_calls"):
-            with oi.tool_invocation("t"):
-                pass
+    with (
+        oi.flow_run("w", max_tool_calls=0, enforce_budgets=True),
+        pytest.raises(oi.BudgetExceededError, match="tool_calls"),
+        oi.tool_invocation("t"),
+    ):
+        pass
     with oi.flow_run("w", max_cost_usd=0.01, enforce_budgets=True):
         with oi.provider_call("openai", "gpt-4o") as call:
             call.set_cost(0.02)

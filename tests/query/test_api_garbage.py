@@ -120,7 +120,8 @@ def assert_short_log(caplog: pytest.LogCaptureFixture) -> None:
         assert record.exc_info is None, record.getMessage()
         assert "Traceback" not in record.getMessage()
     message = records[0].getMessage()
-    assert len(message) < 400 and "\n" not in message, message
+    assert len(message) < 400, message
+    assert "\n" not in message, message
 
 
 def assert_still_serving(receiver) -> None:
@@ -194,7 +195,8 @@ def test_seeded_mutations_never_internal(receiver, caplog):
     assert grpc.StatusCode.INVALID_ARGUMENT in seen_grpc
     assert 400 in seen_http
     for record in caplog.records:
-        assert record.exc_info is None and "Traceback" not in record.getMessage(), record.getMessage()
+        assert record.exc_info is None, record.getMessage()
+        assert "Traceback" not in record.getMessage(), record.getMessage()
     assert_still_serving_after_mutations(receiver)
 
 

@@ -85,7 +85,8 @@ def test_unusable_address_is_one_line(address):
     done = otel_agent("sql", "SELECT 1", "--receiver", address)
     assert done.returncode != 0
     assert done.stdout == ""
-    assert done.stderr.startswith(f"Error: --receiver {address!r}: ") and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"Error: --receiver {address!r}: "), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert "No connection adapters" not in done.stderr
 

@@ -192,9 +192,11 @@ def send_spans(exporter) -> list:
     provider = TracerProvider(resource=RESOURCE)
     provider.add_span_processor(Recording(exporter))
     tracer = provider.get_tracer("auth.tests")
-    with tracer.start_as_current_span("parent"):
-        with tracer.start_as_current_span("child", attributes={"gen_ai.usage.input_tokens": 7}):
-            pass
+    with (
+        tracer.start_as_current_span("parent"),
+        tracer.start_as_current_span("child", attributes={"gen_ai.usage.input_tokens": 7}),
+    ):
+        pass
     provider.shutdown()
     return sent
 

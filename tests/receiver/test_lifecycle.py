@@ -47,7 +47,7 @@ def test_both_transports_or_neither(tmp_path):
         http_endpoint=f"127.0.0.1:{taken}",
         decode_workers=0,
     )
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match=f"--http-endpoint 127.0.0.1:{taken}: port {taken} is in use"):
         Receiver(config).start()
     blocker.close()
     assert not listening(grpc_port), "gRPC must not serve when HTTP could not start"
@@ -62,7 +62,8 @@ def test_both_transports_or_neither(tmp_path):
         http_endpoint=f"127.0.0.1:{http_port}",
         decode_workers=0,
     )
-    with pytest.raises(OSError):
+    taken = blocker.getsockname()[1]
+    with pytest.raises(OSError, match=f"--grpc-endpoint 127.0.0.1:{taken}: port {taken} is in use"):
         Receiver(other).start()
     blocker.close()
     assert not listening(http_port), "HTTP must not serve when gRPC could not start"

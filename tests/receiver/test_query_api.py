@@ -468,7 +468,8 @@ def test_cli_live_then_closed(seeded):
     for sql in ("DELETE FROM spans", "EXPLAIN ANALYZE DELETE FROM spans", "COPY spans TO '/tmp/x.csv'"):
         refused = cli(sql, "--db", db)
         assert refused.returncode != 0, sql
-        assert refused.stdout == "" and "Error:" in refused.stderr, sql
+        assert refused.stdout == "", sql
+        assert "Error:" in refused.stderr, sql
     assert json.loads(cli(CLI_SQL, "--db", db, "--format", "json").stdout) == CLI_JSON
 
 

@@ -74,5 +74,6 @@ def test_claim_lineage_of_judges_the_binding_as_the_view_does(tmp_path: Path) ->
     for claim in ("cl_ok", "cl_stale"):
         view = rows(db, "SELECT * FROM claim_lineage WHERE claim_id = ? ORDER BY citation_id", [claim])
         macro = rows(db, "SELECT * FROM claim_lineage_of(?) ORDER BY citation_id", [claim])
-        assert macro == view and view, claim
+        assert macro == view, claim
+        assert view, claim
     assert [r["binding_mismatch"] for r in rows(db, "SELECT * FROM claim_lineage_of('cl_stale')")] == [True]

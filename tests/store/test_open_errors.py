@@ -109,7 +109,8 @@ def assert_one_line(done: subprocess.CompletedProcess[str], path: Path, cause: s
     assert "Traceback" not in done.stderr, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
-    assert str(path) in lines[0] and cause in lines[0], lines[0]
+    assert str(path) in lines[0], lines[0]
+    assert cause in lines[0], lines[0]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -121,7 +122,8 @@ def test_a_file_that_is_no_store_is_refused_in_one_line(tmp_path: Path, case: st
         with pytest.raises(error) as caught:
             open_store(path, read_only=read_only)
         message = str(caught.value)
-        assert str(path) in message and cause in message, message
+        assert str(path) in message, message
+        assert cause in message, message
         assert "\n" not in message
         assert snapshot(path) == before, "the file is left as it was"
     # the CLI checks that the file exists first (its own one line: "no DuckDB file at PATH")
@@ -141,7 +143,8 @@ def test_a_read_only_file_is_refused_for_writing_and_read_as_it_is(tmp_path: Pat
         assert con.execute("SELECT count(*) FROM spans").fetchall() == [(0,)]
         con.close()
         done = sql_command(path)
-        assert done.returncode == 0 and "0" in done.stdout, done.stderr
+        assert done.returncode == 0, done.stderr
+        assert "0" in done.stdout, done.stderr
     assert path.read_bytes() == before
 
 
