@@ -10,9 +10,13 @@ median and max of --repeat after a warm-up):
   * the 2,000-span run page  GET /runs/{big}  (500 rows shown, "show more")  and  ?limit=2000   target < 500 ms
   * a claim page             GET /claims/{claim}            target < 100 ms
 
+``--breakdown``: the same pages in this process (no HTTP server), each named query timed, uncached and repeated.
+
 Then the ingest cost: bench/ingest.py's client processes send gRPC at a paced 20,000 spans/s for --duration
 seconds into a receiver on a fresh copy of the store, first alone, then while one client loads the three pages
-in a loop; it prints committed spans/s and export p50/p99 for both and the page loads done.
+in a loop (``--light``: the runs and claim pages; ``--vary``: a different runs page offset and claim page each
+time, so the console's result cache never answers); it prints committed spans/s and export p50/p99 for both and
+the page loads done.
 
     python bench/console.py                       # builds /tmp/otel_agent_derive_1m.duckdb if missing
     python bench/console.py --spans 200000 --db /tmp/c200k.duckdb --rebuild
@@ -93,6 +97,62 @@ def time_get(url: str, repeat: int, pid: int) -> tuple[float, float, int, float]
     return statistics.median(times), max(times), len(r.content), (cpu_s(pid) - cpu0) * 1000 / repeat
 
 
+def breakdown(db: str, paths: dict[str, str], repeat: int) -> None:
+    """Per-query figures of each page, in this process (``--breakdown``): the console of ``otel-agent ui`` over
+    ``db`` read-only, pages requested through Starlette's test client, every named query timed (wall and this
+    process's CPU, all threads) by wrapping ``Queries``; the rest of the page time is Python (rows → dicts,
+    tree, rendering). Median of ``repeat`` after a warm-up."""
+    from starlette.testclient import TestClient
+
+    from otel_agent.console import store as cstore
+    from otel_agent.console.app import build_ui_app, ui_console
+    from otel_agent.server.auth import Authenticator
+
+    timings: list[tuple[str, float, float]] = []
+
+    def timed(fn):
+        def wrapper(self, name, **kw):
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                return fn(self, name, **kw)
+            finally:
+                timings.append((name, (time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000))
+
+        return wrapper
+
+    cstore.Queries.rows = timed(cstore.Queries.rows)
+    cstore.Queries.scope = timed(cstore.Queries.scope)
+    mounted = ui_console([db], Authenticator.from_file(None), query_timeout_s=120.0)
+    cache = mounted.console.store.results
+    with TestClient(build_ui_app(mounted)) as client:
+        for label, path in paths.items():
+            client.get(path).raise_for_status()  # warm-up (the runs page: its first snapshot)
+            if path == "/" or path.startswith("/?"):
+                while 'class="grid runs"' not in client.get(path).text:
+                    time.sleep(0.5)
+            med = lambda xs, i: statistics.median(x[i] for x in xs)  # noqa: E731
+            for cached in (False, True):  # every load reads the store; then loads the result cache answers
+                cache.entries = 32 if cached else 0
+                cache.clear()
+                client.get(path).raise_for_status()
+                per_query: dict[str, list[tuple[float, float]]] = {}
+                pages: list[tuple[float, float]] = []
+                for _ in range(repeat):
+                    timings.clear()
+                    w0, c0 = time.perf_counter(), time.process_time()
+                    r = client.get(path)
+                    pages.append(((time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000))
+                    r.raise_for_status()
+                    for name, w, c in timings:
+                        per_query.setdefault(name, []).append((w, c))
+                how = "repeated (result cache)" if cached else "uncached"
+                print(f"  {label:<55} {how:<24} page wall {med(pages, 0):6.0f} ms  CPU {med(pages, 1):6.0f} ms")
+                for name, xs in per_query.items():
+                    n = len(xs) // repeat
+                    print(f"      {name:<26} wall {med(xs, 0):6.1f} ms  CPU {med(xs, 1):6.1f} ms  (x{n})")
+    mounted.close()
+
+
 def page_loader(base: str, paths: list[str], stop: threading.Event, done: list[float]) -> None:
     s = requests.Session()
     while not stop.is_set():
@@ -159,6 +219,16 @@ def main() -> None:
     ap.add_argument("--no-pages", action="store_true", help="only the ingest cost")
     ap.add_argument("--light", action="store_true", help="the page loop: runs and claim pages only")
     ap.add_argument("--only", default="", help="time only the pages whose label contains this (e.g. 'run page')")
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="per-query wall/CPU of each page, in this process over the file read-only (no HTTP server)",
+    )
+    ap.add_argument(
+        "--vary",
+        action="store_true",
+        help="the page loop: a different runs page offset and claim each time (no page repeats)",
+    )
     ap.add_argument("--warm", action="store_true", help="take the runs snapshot before ingest starts")
     args = ap.parse_args()
 
@@ -178,6 +248,9 @@ def main() -> None:
     claim = con.execute(
         "SELECT record_id FROM spans WHERE record_kind = 'claim' ORDER BY start_time LIMIT 1 OFFSET 5000"
     ).fetchone()[0]
+    claims = [r[0] for r in con.execute(
+        "SELECT record_id FROM spans WHERE record_kind = 'claim' ORDER BY start_time LIMIT 2000 OFFSET 5001"
+    ).fetchall()]  # fmt: skip
     con.close()
     print(f"store: {n_spans:,} spans; big run {big_spans:,} spans; load average {os.getloadavg()}")
 
@@ -186,8 +259,6 @@ def main() -> None:
         if not args.no_pages:
             copy = os.path.join(tmp, "pages.duckdb")
             shutil.copy(args.db, copy)
-            receiver = ingest.ReceiverProcess(copy, [])
-            base = f"http://127.0.0.1:{receiver.http_port}"
             pages = {
                 "runs page  GET /": "/",
                 "runs page  GET /?sort=cost&status=ok": "/?sort=cost&status=ok",
@@ -200,6 +271,11 @@ def main() -> None:
                 "providers  GET /providers?range=all": "/providers?range=all",
             }
             pages = {label: path for label, path in pages.items() if args.only in label}
+            if args.breakdown:
+                breakdown(copy, pages, args.repeat)
+                return
+            receiver = ingest.ReceiverProcess(copy, [])
+            base = f"http://127.0.0.1:{receiver.http_port}"
             if any(path.startswith("/?") or path == "/" for path in pages.values()):
                 t0 = time.perf_counter()
                 while 'class="grid runs"' not in requests.get(base + "/", timeout=120).text:
@@ -218,6 +294,8 @@ def main() -> None:
             receiver.stop()
         if not args.no_ingest:
             loop = ["/", f"/claims/{claim}"] if args.light else ["/", f"/runs/{BIG_RUN}", f"/claims/{claim}"]
+            if args.vary:  # no page twice: every load reads the store (the console's result cache never answers)
+                loop = [p for i, c in enumerate(claims) for p in (f"/?offset={i}", f"/claims/{c}")]
             for label, with_pages in (("ingest alone", None), ("ingest + pages", loop)):
                 db = os.path.join(tmp, f"ingest-{bool(with_pages)}.duckdb")
                 shutil.copy(args.db, db)

@@ -233,7 +233,11 @@ def receiver_console_routes(receiver: Any) -> Mounted:
     config = receiver.config
     console = Console(
         store=ConsoleStore(
-            receiver.con, workers=3, timeout_s=config.query_timeout_s, generation=lambda: receiver.writer.stats.commits
+            receiver.con,
+            workers=3,
+            timeout_s=config.query_timeout_s,
+            generation=lambda: receiver.writer.stats.commits,
+            live=True,
         ),
         security=Security(receiver.auth),
         submit_review=receiver.review.submit,

@@ -31,5 +31,6 @@ async def review_action(request: Request, console: Any, viewer: Viewer, kinds: t
     record = await console.store.call(
         lambda: console.submit_review(kind, target_id, decision, viewer.name, reason, principal)
     )
+    console.store.results.clear()  # the page it goes back to shows this review, not results read before it
     sep = "&" if "?" in back else "?"
     return RedirectResponse(f"{back}{sep}reviewed={quote(record.review_id)}", status_code=303)

@@ -14,7 +14,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -35,6 +36,12 @@ classifies every span, which on a large store takes the CPU the writer needs (be
 every 5 minutes unless someone asks (the runs page's "refresh" link)."""
 FIRST_WAIT_S = 5.0
 """How long a page waits for a snapshot's first copy before it answers "still reading" (and refreshes itself)."""
+RESULT_FRESH_S = 1.0
+"""How long a page's query results are reused after they were read, however much was written meanwhile: a
+reload, a node clicked in a run's tree, a page refreshed in a loop cost the receiver's writer nothing for this
+long (bench/console.py). Past it, results are reused only while the store is unchanged (same generation)."""
+RESULT_ENTRIES = 32
+"""How many pages' results are kept (least recently used dropped first): a run page of 5,000 spans is a few MB."""
 
 
 @functools.cache
@@ -129,10 +136,51 @@ class Snapshot:
         return Queries(self.db.cursor())
 
 
+class ResultCache:
+    """The query results of recent page loads, keyed by page and arguments (``ConsoleStore.load(fn, key=…)``).
+
+    An entry is reused while the store's generation is the one read before its queries ran (nothing was
+    committed since: a closed store, an idle receiver), or for ``fresh_s`` after it was read whatever spans were
+    committed (so a page is at most that much older than the store while spans arrive) — but never once a
+    review or trust change was written (``marks``): a page shows a review as soon as it is recorded, through
+    the console, ``/v1/review`` or the CLI. Results are shared, not copied: pages must not change what ``load``
+    returned.
+    """
+
+    def __init__(self, entries: int = RESULT_ENTRIES, fresh_s: float = RESULT_FRESH_S) -> None:
+        self.entries, self.fresh_s = entries, fresh_s
+        self._data: OrderedDict[Hashable, tuple[int, Hashable, float, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, generation: int, marks: Hashable) -> tuple[bool, Any]:
+        with self._lock:
+            found = self._data.get(key)
+            if found is None:
+                return False, None
+            gen, old_marks, read_at, value = found
+            if old_marks != marks or (gen != generation and time.monotonic() - read_at > self.fresh_s):
+                del self._data[key]
+                return False, None
+            self._data.move_to_end(key)
+            return True, value
+
+    def put(self, key: Hashable, generation: int, marks: Hashable, read_at: float, value: Any) -> None:
+        with self._lock:
+            self._data[key] = (generation, marks, read_at, value)
+            self._data.move_to_end(key)
+            while len(self._data) > self.entries:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
 class ConsoleStore:
     """A connection the console reads, a pool of ``workers`` threads and a per-request time limit.
 
-    ``generation`` tells whether the store changed (the receiver's commit count; constant for closed files).
+    ``generation`` tells whether the store changed (the receiver's commit count; constant for closed files);
+    ``live``: a receiver writes the store (so reviews and trust changes are counted too, ``write_marks``).
     """
 
     def __init__(
@@ -144,23 +192,27 @@ class ConsoleStore:
         generation: Callable[[], int] | None = None,
         snapshot_max_age_s: float = SNAPSHOT_MAX_AGE_S,
         snapshot_timeout_s: float = 600.0,
+        live: bool = False,
     ) -> None:
         self.con = con
+        self.live = live
         self.snapshot_timeout_s = snapshot_timeout_s
         self.timeout_s = timeout_s
         self.generation = generation or (lambda: 0)
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="console")
         self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s)}
+        self.results = ResultCache()
         self.closed = False
         self._active: set[duckdb.DuckDBPyConnection] = set()
         self._active_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()
 
     async def from_snapshot(
-        self, key: str, fn: Callable[[Queries], T], *, refresh: bool = False
+        self, key: str, fn: Callable[[Queries], T], *, refresh: bool = False, args: Hashable | None = None
     ) -> tuple[T | None, float]:
         """``fn`` over the snapshot ``key`` and the snapshot's time; ``(None, 0)`` while the first copy is still
-        being taken after ``FIRST_WAIT_S`` (the page says so and refreshes itself: no request waits for long)."""
+        being taken after ``FIRST_WAIT_S`` (the page says so and refreshes itself: no request waits for long).
+        With ``args`` (the page's arguments), the results over the same copy are reused (``ResultCache``)."""
         snap = self.snapshots[key]
         if snap.taken_at is None or snap.stale(self) or (refresh and snap.generation != self.generation()):
             with self._snapshot_lock:
@@ -180,11 +232,20 @@ class ConsoleStore:
 
         def read() -> tuple[T, float]:
             with snap.lock:
+                taken_at = float(snap.taken_at or 0)
+                cache_key = None if args is None else ("snapshot", key, taken_at, args)
+                if cache_key is not None:
+                    hit, value = self.results.get(cache_key, 0, None)  # the copy's time is in the key: exact
+                    if hit:
+                        return value, taken_at
                 q = snap.queries()
                 try:
-                    return fn(q), float(snap.taken_at or 0)
+                    value = fn(q)
                 finally:
                     q.cursor.close()
+                if cache_key is not None:
+                    self.results.put(cache_key, 0, None, time.monotonic(), value)
+                return value, taken_at
 
         return await self.call(read)
 
@@ -227,9 +288,31 @@ class ConsoleStore:
                 self._active.discard(cur)
             cur.close()
 
-    async def load(self, fn: Callable[[Queries], T]) -> T:
-        """``run`` on the pool, never on the event loop."""
-        return await asyncio.get_running_loop().run_in_executor(self.pool, self.run, fn)
+    async def load(self, fn: Callable[[Queries], T], key: Hashable | None = None) -> T:
+        """``run`` on the pool, never on the event loop. With a ``key`` (the page and its arguments), the results
+        of a recent load of the same key are reused (``ResultCache``)."""
+        if key is None:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, self.run, fn)
+        return await asyncio.get_running_loop().run_in_executor(self.pool, self._run_cached, key, fn)
+
+    def _run_cached(self, key: Hashable, fn: Callable[[Queries], T]) -> T:
+        # both read before the queries: the results are at least this new
+        generation, marks = self.generation(), self.write_marks()
+        hit, value = self.results.get(key, generation, marks)
+        if hit:
+            return value  # type: ignore[no-any-return]
+        read_at = time.monotonic()
+        value = self.run(fn)
+        self.results.put(key, generation, marks, read_at, value)
+        return value
+
+    def write_marks(self) -> Hashable:
+        """For a live store, the row counts of the tables written outside OTLP commits, which the generation
+        (the commit count) does not see: reviews and writer trust (``write_marks.sql``). None for closed files."""
+        if not self.live:
+            return None
+        marks = self.run(lambda q: q.one("write_marks"))
+        return tuple((marks or {}).values())
 
     async def call(self, fn: Callable[[], T]) -> T:
         """Any blocking call (a review write) on the pool."""

@@ -95,6 +95,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "trace_raw_spans",
         "trace_runs",
         "trace_spans",
+        "write_marks",
     ),
 }
 """Query statements by folder: the stems of its ``.sql`` files. Add a name here with its file."""

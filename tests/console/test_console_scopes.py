@@ -58,7 +58,12 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
 
 def test_health_scope_gives_the_views_rows(live: Live) -> None:
     first, last = live.rows("SELECT min(start_time), max(start_time) FROM spans")[0]
-    windows = [(first, None), (None, last), (last - dt.timedelta(minutes=1), last + dt.timedelta(seconds=1))]
+    windows = [
+        (None, None),
+        (first, None),
+        (None, last),
+        (last - dt.timedelta(minutes=1), last + dt.timedelta(seconds=1)),
+    ]
     for t0, t1 in windows:
         scope = ("health_scope", {"console_t0": t0, "console_t1": t1})
         for _ in range(3):  # the live receiver may still be committing an earlier test's spans: read again

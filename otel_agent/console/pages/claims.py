@@ -77,7 +77,7 @@ async def claim_page(request: Request, console: Any, viewer: Viewer) -> Response
         ids = [claim_id, *evidence_ids, *(c["conflict_id"] for c in conflicts)]
         return {"paths": paths, "conflicts": conflicts, "reviews": q.rows("record_reviews", ids=ids)}
 
-    data = await console.store.load(load)
+    data = await console.store.load(load, key=("claim", claim_id))
     if data is None:
         raise NotFoundError(f"no claim {claim_id!r}")
     claim = data["paths"][0]

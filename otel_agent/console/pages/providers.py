@@ -1,9 +1,10 @@
 """``/providers`` Observability: provider / model health (calls, error rate, latency p50/p95, fallbacks in/out,
 tokens), skill health and tool usage over a chosen time range, with charts. Without ``from`` / ``to`` the page
-shows the last 24 hours (``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (which on a large store
-may run into the query time limit: the health macros parse every span).
+shows the last 24 hours (``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (on a large store, seconds:
+every span that may be a call, skill or tool is parsed, once).
 
-Queries: store/console/health_scope.sql (the window applied before spans are parsed), providers_health.sql,
+Queries: store/console/health_scope.sql (the spans parsed once for the three macros, the window applied before
+they are), providers_health.sql,
 skills_health.sql, tools_usage.sql. Template: templates/providers.html.
 """
 
@@ -32,19 +33,20 @@ async def providers_page(request: Request, console: Any, viewer: Viewer) -> Resp
         window["t0"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None) - DEFAULT_RANGE
 
     def load(q: Any) -> dict[str, Any]:
-        if window["t0"] is not None or window["t1"] is not None:
-            q.scope("health_scope", console_t0=window["t0"], console_t1=window["t1"])
-        return {
+        q.scope("health_scope", console_t0=window["t0"], console_t1=window["t1"])  # all time too: one parse
+        data = {
             "providers": q.rows("providers_health", **window),
             "skills": q.rows("skills_health", **window),
             "tools": q.rows("tools_usage", **window),
         }
+        for p in data["providers"]:
+            p["label"] = f"{p.get('provider') or '?'}/{p.get('model') or '?'}"
+        for t in data["tools"]:
+            t["label"] = t.get("tool_name") or "?"
+        return data
 
-    data = await console.store.load(load)
-    for p in data["providers"]:
-        p["label"] = f"{p.get('provider') or '?'}/{p.get('model') or '?'}"
-    for t in data["tools"]:
-        t["label"] = t.get("tool_name") or "?"
+    # reused results (ResultCache) for a named window or all time; the default window moves with the clock
+    data = await console.store.load(load, key=None if default else ("providers", window["t0"], window["t1"]))
     chart_list = [
         charts.hbars("Calls by provider / model (errors darker)", data["providers"], "label", "calls", fmt_num,
                      second="errors"),

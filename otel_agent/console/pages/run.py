@@ -67,7 +67,7 @@ async def run_page(request: Request, console: Any, viewer: Viewer) -> Response:
         trace_id, span_id = selected.split(":", 1)  # type: ignore[union-attr]
         return span_details(q, trace_id, span_id)
 
-    jobs = [console.store.load(load)]
+    jobs = [console.store.load(load, key=("run", run_id, limit))]
     if selected and ":" in selected:
         jobs.append(console.store.load(details))
     main, *found = await asyncio.gather(*jobs)

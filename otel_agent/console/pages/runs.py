@@ -42,7 +42,8 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
         }
 
     refresh = request.query_params.get("refresh") == "1"
-    data, taken_at = await console.store.from_snapshot("runs", load, refresh=refresh)
+    args = (limit, offset, sort, desc, *filters.values())
+    data, taken_at = await console.store.from_snapshot("runs", load, refresh=refresh, args=args)
     if data is None:  # the first copy of the runs view is still being taken (a large store)
         return console.html(request, viewer, "runs_pending.html", active="runs")
     rows, page = paged(data["rows"], offset, limit)

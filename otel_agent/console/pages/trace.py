@@ -80,7 +80,7 @@ async def trace_page(request: Request, console: Any, viewer: Viewer) -> Response
         details = span_details(q, trace_id, selected) if selected else None
         return {"rows": rows, "links": links, "details": details}
 
-    data = await console.store.load(load)
+    data = await console.store.load(load, key=("trace", trace_id, limit, selected))
     if not data["rows"]:
         raise NotFoundError(f"no spans stored for trace {trace_id!r}")
     rows = data["rows"]
