@@ -25,6 +25,7 @@ the page loads done.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import multiprocessing as mp
 import os
 import random
@@ -34,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -82,16 +84,18 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def time_get(url: str, repeat: int, pid: int) -> tuple[float, float, int, float]:
-    """(median ms, max ms, bytes, receiver CPU ms per request) of GET url after one warm-up."""
+def time_get(url_of: Callable[[int], str], repeat: int, pid: int) -> tuple[float, float, int, float]:
+    """(median ms, max ms, bytes, receiver CPU ms per request) of GET url_of(i) for i = 1..repeat after one
+    warm-up (i = 0). With ``--uncached`` url_of gives a different URL of the same page each time, so the
+    console's result cache never answers."""
     s = requests.Session()
-    r = s.get(url, timeout=120)
+    r = s.get(url_of(0), timeout=120)
     r.raise_for_status()
     times = []
     cpu0 = cpu_s(pid)
-    for _ in range(repeat):
+    for i in range(1, repeat + 1):
         t0 = time.perf_counter()
-        r = s.get(url, timeout=120)
+        r = s.get(url_of(i), timeout=120)
         times.append((time.perf_counter() - t0) * 1000)
         r.raise_for_status()
     return statistics.median(times), max(times), len(r.content), (cpu_s(pid) - cpu0) * 1000 / repeat
@@ -225,6 +229,11 @@ def main() -> None:
         help="per-query wall/CPU of each page, in this process over the file read-only (no HTTP server)",
     )
     ap.add_argument(
+        "--uncached",
+        action="store_true",
+        help="page timings: a URL of its own for each request (the console's result cache never answers)",
+    )
+    ap.add_argument(
         "--vary",
         action="store_true",
         help="the page loop: a different runs page offset and claim each time (no page repeats)",
@@ -259,31 +268,45 @@ def main() -> None:
         if not args.no_pages:
             copy = os.path.join(tmp, "pages.duckdb")
             shutil.copy(args.db, copy)
-            pages = {
-                "runs page  GET /": "/",
-                "runs page  GET /?sort=cost&status=ok": "/?sort=cost&status=ok",
-                f"run page   GET /runs/{BIG_RUN} (500 rows)": f"/runs/{BIG_RUN}",
-                f"run page   GET /runs/{BIG_RUN}?limit=2000": f"/runs/{BIG_RUN}?limit=2000",
-                f"run page   GET /runs/{BIG_RUN}?limit=50": f"/runs/{BIG_RUN}?limit=50",
-                "claim page GET /claims/{claim}": f"/claims/{claim}",
-                "providers  GET /providers (default range)": "/providers",
-                "providers  GET /providers?from=(the store's last day)": f"/providers?from={last_day:%Y-%m-%dT%H:%M}",
-                "providers  GET /providers?range=all": "/providers?range=all",
+            day = f"{last_day:%Y-%m-%dT%H:%M}"
+            # label: the page's URL for request i; --uncached: a URL of its own for each request (one more row
+            # shown, another claim, a window a minute shorter, an upper bound far in the future)
+            u = args.uncached
+            pages: dict[str, Callable[[int], str]] = {
+                "runs page  GET /": lambda i: f"/?limit={50 + i}" if u else "/",
+                "runs page  GET /?sort=cost&status=ok": lambda i: (
+                    "/?sort=cost&status=ok" + (f"&limit={50 + i}" if u else "")
+                ),
+                f"run page   GET /runs/{BIG_RUN} (500 rows)": lambda i: (
+                    f"/runs/{BIG_RUN}" + (f"?limit={500 + i}" if u else "")
+                ),
+                f"run page   GET /runs/{BIG_RUN}?limit=2000": lambda i: f"/runs/{BIG_RUN}?limit={2000 + i * u}",
+                f"run page   GET /runs/{BIG_RUN}?limit=50": lambda i: f"/runs/{BIG_RUN}?limit={50 + i * u}",
+                "claim page GET /claims/{claim}": lambda i: f"/claims/{claims[i] if u else claim}",
+                "providers  GET /providers (default range)": lambda i: "/providers",
+                "providers  GET /providers?from=(the store's last day)": lambda i: (
+                    f"/providers?from={last_day + dt.timedelta(minutes=i):%Y-%m-%dT%H:%M}"
+                    if u
+                    else f"/providers?from={day}"
+                ),
+                "providers  GET /providers?range=all": lambda i: (
+                    f"/providers?to=2100-01-01T00:{i:02d}" if u else "/providers?range=all"
+                ),
             }
-            pages = {label: path for label, path in pages.items() if args.only in label}
+            pages = {label: fn for label, fn in pages.items() if args.only in label}
             if args.breakdown:
-                breakdown(copy, pages, args.repeat)
+                breakdown(copy, {label: fn(0) for label, fn in pages.items()}, args.repeat)
                 return
             receiver = ingest.ReceiverProcess(copy, [])
             base = f"http://127.0.0.1:{receiver.http_port}"
-            if any(path.startswith("/?") or path == "/" for path in pages.values()):
+            if any(label.startswith("runs page") for label in pages):
                 t0 = time.perf_counter()
                 while 'class="grid runs"' not in requests.get(base + "/", timeout=120).text:
                     time.sleep(0.5)
                 print(f"  first copy of the runs view (the runs page's snapshot): {time.perf_counter() - t0:.1f} s")
-            for label, path in pages.items():
+            for label, url_of in pages.items():
                 try:
-                    med, worst, size, cpu = time_get(base + path, args.repeat, receiver.proc.pid)
+                    med, worst, size, cpu = time_get(lambda i, f=url_of: base + f(i), args.repeat, receiver.proc.pid)
                 except requests.HTTPError as exc:  # e.g. 504: the page's queries exceeded the query time limit
                     print(f"  {label:<55} {exc.response.status_code} {exc.response.reason}")
                     continue

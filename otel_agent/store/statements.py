@@ -60,6 +60,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "artifact_detail",
         "artifact_versions",
         "artifacts_list",
+        "claim_conflict_keys",
         "claim_conflicts",
         "claim_lineage",
         "claims_counts",

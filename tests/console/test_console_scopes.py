@@ -73,3 +73,23 @@ def test_health_scope_gives_the_views_rows(live: Live) -> None:
                 break
         assert scoped == plain, (t0, t1)
     assert plain["providers_health"]  # the last window holds model calls
+
+
+def test_claim_conflict_keys_find_every_claims_conflicts(live: Live) -> None:
+    """The claim page asks claim_conflicts.sql only when claim_conflict_keys.sql finds a conflict naming the claim
+    or its evidence: on every claim of the demo store, that is exactly when claim_conflicts.sql has rows."""
+    claims = [r[0] for r in live.rows("SELECT DISTINCT record_id FROM spans WHERE record_kind = 'claim'")]
+    q = Queries(store_cursor(live.receiver.con))
+    try:
+        with_conflicts = 0
+        for claim_id in claims:
+            paths = q.rows("claim_lineage", claim_id=claim_id)
+            evidence_ids = sorted({p["evidence_id"] for p in paths if p.get("evidence_id")})
+            conflicts = q.rows("claim_conflicts", claim_id=claim_id, evidence_ids=evidence_ids)
+            named = q.one("claim_conflict_keys", ids=[claim_id, *evidence_ids])
+            assert (named["n"] > 0) == bool(conflicts), claim_id
+            with_conflicts += bool(conflicts)
+        assert with_conflicts >= 1  # the demo store's conflict names a claim: not a comparison of empty lists
+        assert with_conflicts < len(claims)
+    finally:
+        q.cursor.close()

@@ -2,7 +2,8 @@
 → evidence items → sources, conflicts, review history with the preserved original, and approve / reject /
 annotate on the claim and its evidence, acknowledge / resolve on conflicts (``POST /claims/{claim_id}/review``).
 
-Queries: store/console/claims_list.sql, claims_counts.sql, claim_lineage.sql, claim_conflicts.sql,
+Queries: store/console/claims_list.sql, claims_counts.sql, claim_lineage.sql, claim_conflict_keys.sql (whether
+any conflict names the claim or its evidence: if none, claim_conflicts.sql is not asked), claim_conflicts.sql,
 record_reviews.sql. Templates: templates/claims.html, claim.html.
 """
 
@@ -73,7 +74,8 @@ async def claim_page(request: Request, console: Any, viewer: Viewer) -> Response
         if not paths:
             return None
         evidence_ids = sorted({p["evidence_id"] for p in paths if p.get("evidence_id")})
-        conflicts = q.rows("claim_conflicts", claim_id=claim_id, evidence_ids=evidence_ids)
+        named = q.one("claim_conflict_keys", ids=[claim_id, *evidence_ids])
+        conflicts = q.rows("claim_conflicts", claim_id=claim_id, evidence_ids=evidence_ids) if named["n"] else []
         ids = [claim_id, *evidence_ids, *(c["conflict_id"] for c in conflicts)]
         return {"paths": paths, "conflicts": conflicts, "reviews": q.rows("record_reviews", ids=ids)}
 
