@@ -5,10 +5,12 @@
 -- list every one, nested or not.
 --
 -- Recognised: our proxy_request spans (otel_agent.instrument.proxy_request), and LiteLLM proxy spans — the
--- "Received Proxy Server Request" span, or a litellm_request span carrying the proxy's API-key metadata
--- (metadata.user_api_key_hash / _alias), classified as a provider call through their llm.request.type.
--- Client: otel_agent.proxy.client, else LiteLLM's key alias, team alias, user id or user agent, else the
--- standard user_agent.original. Stream: gen_ai.request.stream, else llm.is_streaming (LiteLLM, OpenLLMetry).
+-- "Received Proxy Server Request" span, or a litellm_request span carrying what only the proxy fills in
+-- (metadata.user_api_key_hash / _alias, metadata.requester_ip_address, metadata.user_agent; the receiver's
+-- default redaction drops the user_api_key keys, README "Redaction"), classified as a provider call through
+-- their llm.request.type. Client: otel_agent.proxy.client, else LiteLLM's key alias, team alias, user id or
+-- user agent, else the standard user_agent.original, else the client's address (LiteLLM's
+-- metadata.requester_ip_address, the standard client.address). Stream: gen_ai.request.stream, else llm.is_streaming (LiteLLM, OpenLLMetry).
 -- Stream chunks: otel_agent.proxy.stream_chunks, else the OpenLLMetry llm.content.completion.chunk span events.
 
 -- oa_proxy_fields(rid): the proxy attributes of the few spans that can be proxy requests (a text filter first,
@@ -21,11 +23,13 @@ WITH d AS (
                    || '"otel_agent.proxy.stream_chunks":"VARCHAR","metadata.user_api_key_hash":"VARCHAR",'
                    || '"metadata.user_api_key_alias":"VARCHAR","metadata.user_api_key_team_alias":"VARCHAR",'
                    || '"metadata.user_api_key_user_id":"VARCHAR","metadata.user_agent":"VARCHAR",'
-                   || '"user_agent.original":"VARCHAR","llm.is_streaming":"VARCHAR"}') AS a
+                   || '"metadata.requester_ip_address":"VARCHAR","user_agent.original":"VARCHAR",'
+                   || '"client.address":"VARCHAR","llm.is_streaming":"VARCHAR"}') AS a
     FROM oa_scoped_spans(rid)
     WHERE name = 'Received Proxy Server Request'
        OR CAST(attributes AS VARCHAR) LIKE '%"proxy_request"%'
-       OR CAST(attributes AS VARCHAR) LIKE '%"metadata.user_api_key_%'
+       OR CAST(attributes AS VARCHAR) LIKE '%"metadata.user%'
+       OR CAST(attributes AS VARCHAR) LIKE '%"metadata.requester_ip_address"%'
 )
 SELECT
     trace_id, span_id,
@@ -33,7 +37,8 @@ SELECT
     coalesce(
         oa_text(a."otel_agent.proxy.client"), oa_text(a."metadata.user_api_key_alias"),
         oa_text(a."metadata.user_api_key_team_alias"), oa_text(a."metadata.user_api_key_user_id"),
-        oa_text(a."metadata.user_agent"), oa_text(a."user_agent.original")
+        oa_text(a."metadata.user_agent"), oa_text(a."user_agent.original"),
+        oa_text(a."metadata.requester_ip_address"), oa_text(a."client.address")
     ) AS client,
     oa_count(a."otel_agent.proxy.stream_chunks") AS stream_chunks,
     TRY_CAST(lower(a."llm.is_streaming") AS BOOLEAN) AS llm_is_streaming
@@ -42,7 +47,9 @@ WHERE a."otel_agent.record.kind" = 'proxy_request'
    OR (a."otel_agent.record.kind" IS NULL
        AND (name = 'Received Proxy Server Request'
             OR oa_text(a."metadata.user_api_key_hash") IS NOT NULL
-            OR oa_text(a."metadata.user_api_key_alias") IS NOT NULL))
+            OR oa_text(a."metadata.user_api_key_alias") IS NOT NULL
+            OR oa_text(a."metadata.requester_ip_address") IS NOT NULL
+            OR oa_text(a."metadata.user_agent") IS NOT NULL))
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
 
 -- proxy_requests: one row per proxy request (a span classified as a provider call that is a proxy request).
