@@ -11,7 +11,7 @@ from otel_agent.store.database import store_cursor
 from tests.console.conftest import XSS_TRACE, Live
 
 RUN_QUERIES = ("run_summary", "run_spans", "run_metrics", "run_cost", "run_timeline")
-HEALTH_QUERIES = ("providers_health", "skills_health", "tools_usage")
+HEALTH_QUERIES = ("providers_health", "proxy_health", "skills_health", "tools_usage")
 
 
 def _rows(live: Live, scope: tuple[str, dict[str, Any]] | None, names: tuple[str, ...], **params: Any) -> dict:

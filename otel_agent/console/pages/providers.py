@@ -1,10 +1,11 @@
 """``/providers`` Observability: provider / model health (calls, error rate, latency p50/p95, fallbacks in/out,
-tokens), skill health and tool usage over a chosen time range, with charts. Without ``from`` / ``to`` the page
+tokens), the LLM proxy's requests per client / provider / model (seed 000's proxy metrics), skill health and tool
+usage over a chosen time range, with charts. Without ``from`` / ``to`` the page
 shows the last 24 hours (``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (which on a large store
 may run into the query time limit: the health macros parse every span).
 
 Queries: store/console/health_scope.sql (the window applied before spans are parsed), providers_health.sql,
-skills_health.sql, tools_usage.sql. Template: templates/providers.html.
+proxy_health.sql, skills_health.sql, tools_usage.sql. Template: templates/providers.html.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ async def providers_page(request: Request, console: Any, viewer: Viewer) -> Resp
             q.scope("health_scope", console_t0=window["t0"], console_t1=window["t1"])
         return {
             "providers": q.rows("providers_health", **window),
+            "proxy": q.rows("proxy_health", **window),
             "skills": q.rows("skills_health", **window),
             "tools": q.rows("tools_usage", **window),
         }
