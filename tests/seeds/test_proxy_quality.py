@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import otel_agent.instrument as oi
+from otel_agent.server.review_service import write_review
+from otel_agent.store.database import open_store
 from tests.seeds.support import rows, run_cli, store_of
 
 RUN = "run_quality"
@@ -27,8 +29,12 @@ def record() -> None:
 def test_quality_metrics_per_run(tmp_path: Path) -> None:
     db = store_of(tmp_path / "s.duckdb", record)
     run_cli(db, "review", "approve", "claim", "claim_q0", "--reviewer", "ana", "--reason", "checked")
-    run_cli(db, "review", "reject", "claim", "claim_q1", "--reviewer", "ana", "--reason", "overstated")
-    run_cli(db, "review", "approve", "evidence_item", "ev_q", "--reviewer", "ana", "--reason", "primary source")
+    con = open_store(db)  # the other two as the ReviewService writes them (one store open, not one per command)
+    try:
+        write_review(con, "claim", "claim_q1", "reject", "ana", "overstated")
+        write_review(con, "evidence_item", "ev_q", "approve", "ana", "primary source")
+    finally:
+        con.close()
     got = {
         r["metric"]: (r["value"], r["unit"]) for r in rows(db, "SELECT * FROM quality_metrics WHERE run_id = ?", [RUN])
     }
