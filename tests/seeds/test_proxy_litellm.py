@@ -53,15 +53,19 @@ def emit(receiver: Receiver) -> None:
     for p in (agent, proxy):
         p.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=receiver.http_address + "/v1/traces")))
     tracer = proxy.get_tracer("litellm")
-    with oi.use_tracer_provider(agent), oi.flow_run("refactor", run_id=RUN), oi.step("edit", step_id="step_e"):
-        with oi.provider_call("anthropic", "claude-sonnet-4") as call:  # the proxy's span is its child
-            span = tracer.start_span(
-                "Received Proxy Server Request",
-                kind=SpanKind.SERVER,
-                attributes=litellm_attributes("claude-code-key", "anthropic", "claude-sonnet-4", True, 0.0021),
-            )
-            span.end()
-            call.set_usage(100, 30)
+    with (
+        oi.use_tracer_provider(agent),
+        oi.flow_run("refactor", run_id=RUN),
+        oi.step("edit", step_id="step_e"),
+        oi.provider_call("anthropic", "claude-sonnet-4") as call,  # the proxy's span is its child
+    ):
+        span = tracer.start_span(
+            "Received Proxy Server Request",
+            kind=SpanKind.SERVER,
+            attributes=litellm_attributes("claude-code-key", "anthropic", "claude-sonnet-4", True, 0.0021),
+        )
+        span.end()
+        call.set_usage(100, 30)
     # a request straight to the proxy, nothing upstream traced: a streamed litellm_request with chunk events,
     # and one that failed
     streamed = tracer.start_span(
