@@ -33,6 +33,7 @@ CONCEPTS = [
     ("Skill invocation `name@version`", "skill_invocation"),
     ("Provider call (usage, cost, retries, fallbacks, context snapshot)", "provider_call"),
     ("Tool invocation", "tool_invocation"),
+    ("Proxy request (an LLM proxy's inference span: client, stream chunks, fallback attempts)", "proxy_request"),
     ("Guard result", "guard_result"),
     ("Verifier result", "verifier_result"),
     ("Source", "source"),
@@ -108,6 +109,23 @@ form), a token estimate when the provider reports no usage (`otel_agent.call.tok
 round (`otel_agent.iteration`). A tool invocation takes `input_artifacts`, `output_artifacts` and `iteration`
 too. So "which artifacts did quality-review round 2 depend on, and what did it produce" is one query over the
 provider-call spans.
+
+An LLM proxy or gateway (seed 000's `proxy_request`) records each request it serves with `proxy_request`: a
+GenAI inference span like a provider call (`gen_ai.operation.name`, `gen_ai.provider.name`,
+`gen_ai.request.model`, usage, `gen_ai.request.stream`), plus the client it served (`otel_agent.proxy.client`)
+and the stream chunks it relayed (`otel_agent.proxy.stream_chunks`); each fallback attempt is an
+`otel_agent.fallback` event with its outcome (`otel_agent.fallback.status`: `succeeded` / `failed`, derived when
+absent). LiteLLM proxy spans and OpenLLMetry chunk events are read the same way (docs/views-runs.md, "Proxy
+requests").
+
+```python
+with oi.proxy_request("claude_code", "anthropic", "claude-sonnet-4", stream=True) as req:
+    req.fallback(to_provider="openai", to_model="gpt-4o", reason="overloaded", status="succeeded")
+    for chunk in upstream:  # relaying the stream
+        req.stream_chunks(1)
+    req.set_usage(1200, 300)
+    req.set_cost(0.0075)
+```
 
 ## Setting up the SDK
 

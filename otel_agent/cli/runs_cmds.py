@@ -31,7 +31,7 @@ RUN_SQL = "SELECT * FROM runs_for_run(?)"
 # Every span of the run with what the tree shows: the public per-run view run_spans (docs/views-runs.md).
 TREE_SQL = "SELECT * FROM run_spans_for_run(?) ORDER BY start_time, end_time DESC, span_id"
 
-METRICS_SQL = "SELECT metric, value, unit FROM run_metrics_for_run(?) ORDER BY metric"
+METRICS_SQL = "SELECT metric, value, unit, labels FROM run_metrics_for_run(?) ORDER BY metric, labels NULLS FIRST"
 
 # What the tree shows by default; --all adds the records (evidence, claims, ...) and unclassified spans.
 TREE_CATEGORIES = frozenset(
@@ -363,7 +363,7 @@ def run_command(
 def metrics_command(
     run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int
 ) -> None:
-    """A run's derived metrics (cost, usage, reliability, latency), from run_metrics."""
+    """A run's derived metrics (cost, usage, reliability, latency, proxy_* with their labels), from run_metrics."""
     from otel_agent.cli.render import emit
     from otel_agent.errors import NotFoundError
 

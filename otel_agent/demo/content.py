@@ -156,6 +156,12 @@ def draft_claim_id(claim: Claim) -> str:
 
 # --- synthesize: a markdown report v1, a policy gate, a regenerated v2 --------------------------------------
 WRITER_PROVIDER, WRITER_MODEL = "anthropic", "claude-sonnet-4-5"
+# The team's LLM proxy serves the writer's v2 call: it asks Bedrock first, which throttles, and falls back to
+# the writer's provider (seed 000's proxy_request and proxy_fallback), streaming the report back in chunks.
+PROXY_CLIENT = AGENT_SERVICE
+PROXY_FIRST_PROVIDER = "aws.bedrock"
+PROXY_FALLBACK_REASON = "throttled"
+PROXY_STREAM_CHUNKS = 24
 REPORT_ID = "art_demo_report"
 REPORT_TITLE = "Agent orchestration frameworks: state of practice"
 REPORT_V1 = "artv_demo_report_v1"

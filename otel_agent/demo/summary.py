@@ -47,7 +47,15 @@ SELECT e.attributes->>'otel_agent.fallback.from_provider' || '/' || (e.attribute
        e.attributes->>'otel_agent.fallback.to_provider' || '/' || (e.attributes->>'otel_agent.fallback.to_model'),
        e.attributes->>'otel_agent.fallback.reason',
        s.attributes->>'otel_agent.retry.count'
-FROM span_events e JOIN spans s USING (trace_id, span_id) WHERE e.name = 'otel_agent.fallback'
+FROM span_events e JOIN spans s USING (trace_id, span_id)
+WHERE e.name = 'otel_agent.fallback' AND s.attributes->>'otel_agent.record.kind' <> 'proxy_request'
+"""
+
+# The proxy's fallbacks, from the views (docs/views-runs.md, "Proxy requests").
+PROXY_FALLBACKS = """
+SELECT f.client, f.from_provider || '/' || f.from_model, f.to_provider || '/' || f.to_model, f.reason, f.status,
+       r.stream_chunks
+FROM proxy_fallbacks f JOIN proxy_requests r USING (trace_id, span_id) ORDER BY f.time
 """
 
 BLOCKED_GUARDS = f"""
@@ -113,6 +121,8 @@ def highlights(db: str) -> list[str]:
     lines: list[str] = []
     for frm, to, reason, retries in _rows(db, FALLBACKS):
         lines.append(f"fallback  {frm} -> {to} ({reason}) after {retries or 0} retry")
+    for client, frm, to, reason, status, chunks in _rows(db, PROXY_FALLBACKS):
+        lines.append(f"proxy     {client}'s request: {frm} -> {to} ({reason}, {status}), {chunks} stream chunks")
     for name, target, reason in _rows(db, BLOCKED_GUARDS):
         lines.append(f"guard     {name} blocked {target} ({reason})")
     for description, severity in _rows(db, CONFLICTS):
@@ -180,6 +190,7 @@ def explore_commands(db: str, run_id: str) -> list[tuple[str, str]]:
         ("the claims and whether evidence supports them", f"otel-agent claims --db {q}"),
         ("one claim back to its sources", f"otel-agent lineage {C.version_claim_id(2, C.CLAIMS_V2[1])} --db {q}"),
         ("the handoffs: who accepted, what was verified", f"otel-agent receipts --db {q}"),
+        ("this run's metrics, the LLM proxy's per client / provider / model", f"otel-agent metrics {run_id} --db {q}"),
         ("the report with its citations", f"otel-agent export report {C.REPORT_ID} --db {q}"),
         ("all of it in the browser console", f"otel-agent ui --db {q}"),
     ]

@@ -39,6 +39,7 @@ from .errors import (
 from .evidence import citation, claim, conflict, evidence_item, source
 from .handoff import Acceptance, Delegation, Receipt, accept, delegate, parse_carrier, receipt_from_carrier
 from .memory import MemoryScope, propose_memory
+from .proxy import ProxyRequest, proxy_request
 from .registry import load_registry
 from .repairs import repair
 from .runs import FlowRun, SkillInvocation, Step, current_run, flow_run, skill, step
@@ -66,6 +67,7 @@ __all__ = [
     "MemoryScope",
     "NotActiveError",
     "ProviderCall",
+    "ProxyRequest",
     "Receipt",
     "ReceiptError",
     "SkillInvocation",
@@ -95,6 +97,7 @@ __all__ = [
     "parse_carrier",
     "propose_memory",
     "provider_call",
+    "proxy_request",
     "receipt_from_carrier",
     "repair",
     "skill",

@@ -38,6 +38,7 @@ GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+GEN_AI_REQUEST_STREAM: Final = "gen_ai.request.stream"
 ERROR_TYPE: Final = "error.type"
 
 # gen_ai.operation.name values used here
@@ -89,6 +90,11 @@ FALLBACK_FROM_MODEL: Final = "otel_agent.fallback.from_model"
 FALLBACK_TO_PROVIDER: Final = "otel_agent.fallback.to_provider"
 FALLBACK_TO_MODEL: Final = "otel_agent.fallback.to_model"
 FALLBACK_REASON: Final = "otel_agent.fallback.reason"
+FALLBACK_STATUS: Final = "otel_agent.fallback.status"
+FALLBACK_STATUSES: Final = ("succeeded", "failed")
+# proxy requests (seed 000's proxy_request spans): a GenAI inference span recorded by an LLM proxy / gateway
+PROXY_CLIENT: Final = "otel_agent.proxy.client"
+PROXY_STREAM_CHUNKS: Final = "otel_agent.proxy.stream_chunks"
 TOOL_PROVIDER: Final = "otel_agent.tool.provider"
 # a call's data dependencies (seed 001's agent_runs.json): what it read, what it produced, its own token estimate
 CALL_INPUT_ARTIFACTS: Final = "otel_agent.call.input_artifacts"
@@ -244,6 +250,7 @@ KIND_STEP: Final = "step"
 KIND_SKILL: Final = "skill_invocation"
 KIND_PROVIDER_CALL: Final = "provider_call"
 KIND_TOOL: Final = "tool_invocation"
+KIND_PROXY_REQUEST: Final = "proxy_request"
 KIND_GUARD: Final = "guard_result"
 KIND_VERIFIER: Final = "verifier_result"
 KIND_SOURCE: Final = "source"
@@ -266,6 +273,7 @@ RECORD_KINDS: Final = (
     KIND_SKILL,
     KIND_PROVIDER_CALL,
     KIND_TOOL,
+    KIND_PROXY_REQUEST,
     KIND_GUARD,
     KIND_VERIFIER,
     KIND_SOURCE,

@@ -288,11 +288,23 @@ class ProviderCall(_Call):
             self._sync_misuse()
 
     def fallback(
-        self, *, to_provider: str | None = None, to_model: str | None = None, reason: str | None = None
+        self,
+        *,
+        to_provider: str | None = None,
+        to_model: str | None = None,
+        reason: str | None = None,
+        status: str | None = None,
     ) -> None:
-        """Switch to another provider and/or model: an event, and the span is renamed after the new model."""
+        """Switch to another provider and/or model: an event, and the span is renamed after the new model.
+
+        ``status``: how the attempt on the new provider/model went (``succeeded`` / ``failed``), when it is known
+        as the fallback is recorded (seed 000's recordFallbackAttempt). Left out, SQL derives it: an attempt
+        followed by another fallback failed, the last one went as the call went."""
         if not self._require_active():
             return
+        if status is not None:
+            status = one_of(status, A.FALLBACK_STATUSES, "fallback status", self._problems())
+            self._sync_misuse()
         new_provider = to_provider or self.provider
         new_model = to_model or self.model
         if (new_provider, new_model) == (self.provider, self.model):
@@ -307,6 +319,7 @@ class ProviderCall(_Call):
             put(attrs, A.FALLBACK_TO_PROVIDER, new_provider)
             put(attrs, A.FALLBACK_TO_MODEL, new_model)
             put(attrs, A.FALLBACK_REASON, reason)
+            put(attrs, A.FALLBACK_STATUS, status)
             span.add_event(A.EVENT_FALLBACK, attrs)
             if self._original is None:
                 put_span(span, A.FALLBACK_ORIGINAL_PROVIDER, self.provider)

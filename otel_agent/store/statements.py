@@ -74,6 +74,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "memory_proposal",
         "memory_proposals",
         "providers_health",
+        "proxy_health",
         "receipts_state",
         "receipts_traces",
         "record_reviews",

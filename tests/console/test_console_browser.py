@@ -32,6 +32,7 @@ def pages(live: Live) -> list[tuple[str, str, str]]:
         ("artifact", "/artifacts/art_demo_report", "Diff v1 → v2"),
         ("receipts", "/receipts", "op_demo_fact_check"),
         ("providers", "/providers", "claude-sonnet-4-5"),
+        ("proxy", "/providers", "deep-research-agent"),  # the LLM proxy's client (proxy_health)
         ("context", "/context", "171 → 96"),
         ("memory", "/memory", "report ranges"),
         ("memory_proposal", f"/memory/{proposal}", "Rationale"),

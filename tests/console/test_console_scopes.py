@@ -11,6 +11,7 @@ from otel_agent.store.database import store_cursor
 from tests.console.conftest import XSS_TRACE, Live
 
 RUN_QUERIES = ("run_summary", "run_spans", "run_metrics", "run_cost", "run_timeline")
+# proxy_health is read before the health scope (pages/providers.py): it reads the priced run views.
 HEALTH_QUERIES = ("providers_health", "skills_health", "tools_usage")
 
 

@@ -31,6 +31,7 @@ AGENT_KINDS = {
     "guard_result": 5,
     "memory_proposal": 1,
     "provider_call": 4,
+    "proxy_request": 1,
     "receipt_transition": 3,
     "repair": 1,
     "skill_invocation": 3,

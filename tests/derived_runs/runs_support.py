@@ -36,6 +36,9 @@ RUN_VIEWS = [
     "evaluations",
     "call_content",
     "run_rollups",
+    "proxy_requests",
+    "proxy_fallbacks",
+    "proxy_health",
 ]
 """The public views of derived model I (docs/views-runs.md)."""
 

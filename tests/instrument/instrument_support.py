@@ -112,6 +112,9 @@ def exercise_everything() -> dict[str, object]:
                     call.set_cost(0.02)
                     call.record_input([{"role": "user", "content": "q"}], system_instructions="be brief")
                     call.record_output([{"role": "assistant", "content": "a"}])
+                with oi.proxy_request("claude_code", "anthropic", "claude-sonnet-4", stream=True) as proxied:
+                    proxied.fallback(to_provider="openai", to_model="gpt-4o", reason="overloaded", status="failed")
+                    proxied.stream_chunks(3)
                 with oi.provider_call("exa", "index", operation="retrieval", data_source_id="web_index") as c2:
                     c2.set_token_estimate(900)
                 with oi.tool_invocation(

@@ -51,6 +51,11 @@ def _call(fn: Callable[[oi.ProviderCall], object], **kw: Any) -> Callable[[], ob
     return run
 
 
+def _proxy(fn: Callable[[oi.ProxyRequest], object]) -> object:
+    with oi.proxy_request("claude_code", "openai", "gpt-4o") as request:
+        return fn(request)
+
+
 def _accepted(carrier: object) -> Callable[[], object]:
     def run() -> object:
         with oi.accept(carrier) as work:  # type: ignore[arg-type]
@@ -94,6 +99,14 @@ CASES = [
     Case("fallback to itself", _call(lambda c: c.fallback(to_model="gpt-4o")), "provider_call",
          "must change the provider or the model", oi.InvalidValueError, A.FALLBACK_COUNT,
          lambda _, s: not s.events),
+    Case("unknown fallback status", _call(lambda c: c.fallback(to_provider="exa", status="ok")), "provider_call",
+         "fallback status must be one of", oi.InvalidValueError, None,
+         lambda _, s: A.FALLBACK_STATUS not in s.events[0].attributes),
+    Case("proxy client empty", lambda: _enter_exit(oi.proxy_request("", "openai", "m", stream="yes")),
+         "proxy_request", "client must be", oi.InvalidValueError, A.PROXY_CLIENT,
+         lambda _, s: A.GEN_AI_REQUEST_STREAM not in s.attributes),
+    Case("negative stream chunks", lambda: _proxy(lambda r: r.stream_chunks(-1)), "proxy_request", "stream chunks",
+         oi.InvalidValueError, A.PROXY_STREAM_CHUNKS),
     Case("content not JSON", _call(lambda c: c.record_input(circular()), capture_content=True), "provider_call",
          "cannot be written as JSON", oi.InvalidValueError, A.GEN_AI_INPUT_MESSAGES, lambda r, s: r is False),
     Case("artifacts as one string", lambda: _enter_exit(oi.provider_call("openai", "m",

@@ -1,11 +1,12 @@
 """``/providers`` Observability: provider / model health (calls, error rate, latency p50/p95, fallbacks in/out,
-tokens), skill health and tool usage over a chosen time range, with charts. Without ``from`` / ``to`` the page
-shows the last 24 hours (``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (on a large store, seconds:
-every span that may be a call, skill or tool is parsed, once).
+tokens), the LLM proxy's requests per client / provider / model (seed 000's proxy metrics), skill health and tool
+usage over a chosen time range, with charts. Without ``from`` / ``to`` the page shows the last 24 hours
+(``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (on a large store, seconds: every span that may
+be a call, skill or tool is parsed, once).
 
-Queries: store/console/health_scope.sql (the spans parsed once for the three macros, the window applied before
-they are), providers_health.sql,
-skills_health.sql, tools_usage.sql. Template: templates/providers.html.
+Queries: store/console/health_scope.sql (the spans parsed once for the health macros, the window applied before
+they are), providers_health.sql, proxy_health.sql, skills_health.sql, tools_usage.sql. Template:
+templates/providers.html.
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ async def providers_page(request: Request, console: Any, viewer: Viewer) -> Resp
         window["t0"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None) - DEFAULT_RANGE
 
     def load(q: Any) -> dict[str, Any]:
+        # The proxy table reads the priced run views (columns the health scope does not keep): before the scope.
+        proxy = q.rows("proxy_health", **window)
         q.scope("health_scope", console_t0=window["t0"], console_t1=window["t1"])  # all time too: one parse
         data = {
             "providers": q.rows("providers_health", **window),
+            "proxy": proxy,
             "skills": q.rows("skills_health", **window),
             "tools": q.rows("tools_usage", **window),
         }

@@ -25,7 +25,7 @@ WHERE rid IS NULL
        OR end_time >= CAST(getvariable('console_t0') AS TIMESTAMP_NS)
        OR start_time >= CAST(getvariable('console_t0') AS TIMESTAMP_NS))
   AND (record_kind IS NULL OR record_kind = ''
-       OR record_kind IN ('provider_call', 'skill_invocation', 'tool_invocation'));
+       OR record_kind IN ('provider_call', 'proxy_request', 'skill_invocation', 'tool_invocation'));
 CREATE TEMP TABLE console_health_rows AS
 WITH n AS MATERIALIZED (
     -- materialised before the category filter, as in the macros: a filter pushed into the normalisation

@@ -55,7 +55,7 @@ SELECT
             || '"gen_ai.usage.cache_creation.input_tokens":"VARCHAR",'
             || '"gen_ai.usage.reasoning.output_tokens":"VARCHAR","gen_ai.usage.cache_read_input_tokens":"VARCHAR",'
             || '"gen_ai.usage.cache_creation_input_tokens":"VARCHAR","gen_ai.usage.reasoning_tokens":"VARCHAR",'
-            || '"gen_ai.usage.cost":"VARCHAR","gen_ai.agent.name":"VARCHAR","gen_ai.agent.id":"VARCHAR",'
+            || '"gen_ai.usage.cost":"VARCHAR","gen_ai.cost.total_cost":"VARCHAR","gen_ai.agent.name":"VARCHAR","gen_ai.agent.id":"VARCHAR",'
             || '"gen_ai.workflow.name":"VARCHAR","gen_ai.conversation.id":"VARCHAR","gen_ai.tool.name":"VARCHAR",'
             || '"gen_ai.tool.call.id":"VARCHAR","gen_ai.tool.type":"VARCHAR","gen_ai.data_source.id":"VARCHAR",'
             || '"gen_ai.handoff.from_agent":"VARCHAR","gen_ai.handoff.to_agent":"VARCHAR","error.type":"VARCHAR",'

@@ -68,6 +68,7 @@ WITH k AS (
             TRY_CAST(a."otel_agent.cost.usd" AS DOUBLE),
             TRY_CAST(a."llm.cost.total" AS DOUBLE),
             TRY_CAST(a."gen_ai.usage.cost" AS DOUBLE),
+            TRY_CAST(a."gen_ai.cost.total_cost" AS DOUBLE),  -- LiteLLM's cost breakdown
             TRY_CAST(a."llm.cost.prompt" AS DOUBLE) + TRY_CAST(a."llm.cost.completion" AS DOUBLE)
         ) AS reported_cost_usd,
         oa_count(a."otel_agent.retry.count") AS retry_count,
@@ -158,6 +159,7 @@ WITH k AS (
                     WHEN 'step' THEN 'step'
                     WHEN 'skill_invocation' THEN 'skill_invocation'
                     WHEN 'provider_call' THEN 'provider_call'
+                    WHEN 'proxy_request' THEN 'provider_call'  -- a proxy's inference span: a provider call too
                     WHEN 'tool_invocation' THEN 'tool_invocation'
                     WHEN 'guard_result' THEN 'guard_result'
                     WHEN 'verifier_result' THEN 'verifier_result'
@@ -188,7 +190,10 @@ WITH k AS (
                     ELSE 'other'
                 END
             WHEN llm_request_type IS NOT NULL THEN
-                CASE WHEN llm_request_type IN ('chat', 'completion', 'embedding', 'rerank') THEN 'provider_call'
+                -- LiteLLM (SDK and proxy) writes its call type here: acompletion, aembedding, anthropic_messages, ...
+                CASE WHEN llm_request_type IN ('chat', 'completion', 'embedding', 'rerank', 'acompletion',
+                                               'text_completion', 'atext_completion', 'aembedding',
+                                               'anthropic_messages', 'responses', 'aresponses') THEN 'provider_call'
                      ELSE 'other' END
             WHEN op_name IS NOT NULL THEN
                 CASE

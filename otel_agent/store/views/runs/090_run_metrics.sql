@@ -1,5 +1,8 @@
--- run_metrics: long form (run_id, metric, value, unit), one row per run and metric. Metric names follow the
--- design (seed 000 "Derived metrics"): cost.*, usage.*, reliability.*, latency.*.
+-- run_metrics: long form (run_id, metric, value, unit, labels), one row per run, metric and labels. Metric names
+-- follow the design (seed 000 "Derived metrics"): cost.*, usage.*, reliability.*, latency.* (labels NULL), and
+-- the proxy's proxy_* metrics, one row per client / provider / model the run's proxy requests went to (labels:
+-- a JSON object naming them; proxy_fallback_count per from / to provider and status). The proxy rows read
+-- proxy_requests_for_run (065_proxy.sql).
 CREATE OR REPLACE MACRO run_metrics_for_run(rid) AS TABLE
 WITH r AS (
     SELECT * FROM runs_for_run(rid)
@@ -28,19 +31,57 @@ long AS (
             {'metric': 'latency.provider_p95_ms', 'value': CAST(r.provider_p95_ms AS DOUBLE)},
             {'metric': 'latency.tool_p50_ms', 'value': CAST(r.tool_p50_ms AS DOUBLE)},
             {'metric': 'latency.tool_p95_ms', 'value': CAST(r.tool_p95_ms AS DOUBLE)}
-        ], recursive := true)
+        ], recursive := true),
+        CAST(NULL AS VARCHAR) AS labels
     FROM r
+),
+pr AS MATERIALIZED (
+    SELECT trace_id, span_id, run_id, client, provider, model, duration_ms, input_tokens, output_tokens, cost_usd,
+           stream_chunks, is_error
+    FROM proxy_requests_for_run(rid)
+),
+proxy AS (
+    SELECT
+        run_id,
+        unnest([
+            {'metric': 'proxy_requests', 'value': CAST(count(*) AS DOUBLE)},
+            {'metric': 'proxy_request_duration_ms', 'value': CAST(sum(duration_ms) AS DOUBLE)},
+            {'metric': 'proxy_tokens_input', 'value': CAST(coalesce(sum(input_tokens), 0) AS DOUBLE)},
+            {'metric': 'proxy_tokens_output', 'value': CAST(coalesce(sum(output_tokens), 0) AS DOUBLE)},
+            {'metric': 'proxy_cost_usd', 'value': CAST(sum(cost_usd) AS DOUBLE)},
+            {'metric': 'proxy_stream_chunks', 'value': CAST(coalesce(sum(stream_chunks), 0) AS DOUBLE)}
+        ], recursive := true),
+        CAST(json_object('client', client, 'provider', provider, 'model', model) AS VARCHAR) AS labels
+    FROM pr
+    GROUP BY run_id, client, provider, model
+),
+fallbacks AS (
+    SELECT
+        pr.run_id,
+        'proxy_fallback_count' AS metric,
+        CAST(count(*) AS DOUBLE) AS value,
+        CAST(json_object('from_provider', e.from_provider, 'to_provider', e.to_provider,
+                         'status', oa_fallback_status(e.recorded_status, e.followed, pr.is_error)) AS VARCHAR)
+            AS labels
+    FROM oa_proxy_fallback_events(rid) AS e
+    JOIN pr ON pr.trace_id = e.trace_id AND pr.span_id = e.span_id
+    GROUP BY ALL
 )
 SELECT
     run_id,
     metric,
     value,
     CASE
-        WHEN metric LIKE 'cost.%usd' THEN 'USD'
-        WHEN metric LIKE 'latency.%' THEN 'ms'
-        WHEN metric LIKE 'usage.tokens.%' THEN '{token}'
+        WHEN metric LIKE 'cost.%usd' OR metric LIKE '%_usd' THEN 'USD'
+        WHEN metric LIKE 'latency.%' OR metric LIKE '%_ms' THEN 'ms'
+        WHEN metric LIKE 'usage.tokens.%' OR metric LIKE 'proxy_tokens_%' THEN '{token}'
         ELSE '{count}'
-    END AS unit
-FROM long;
+    END AS unit,
+    labels
+FROM (
+    SELECT run_id, metric, value, labels FROM long
+    UNION ALL SELECT run_id, metric, value, labels FROM proxy
+    UNION ALL SELECT run_id, metric, value, labels FROM fallbacks
+);
 
 CREATE OR REPLACE VIEW run_metrics AS SELECT * FROM run_metrics_for_run(NULL);
