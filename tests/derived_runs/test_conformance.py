@@ -72,3 +72,16 @@ def test_every_recognised_value_has_a_row() -> None:
     recognised = recognised_values()
     assert len(recognised) >= 35
     assert sorted(recognised - documented) == []
+
+
+def test_every_event_read_has_a_row() -> None:
+    """Each log event name a run view reads (event_name = '...') is in the events table of the section."""
+    doc = (ROOT / "docs" / "semconv.md").read_text(encoding="utf-8")
+    section = doc[doc.index(HEADING) :]
+    start = section.index("| family | event |")
+    events = set(re.findall(r"^\| [^|]+ \| `([^`]+)`", section[start : section.index("\n\n", start)], re.M))
+    read: set[str] = set()
+    for name in ("classified", "evaluations", "call_content"):
+        read |= set(re.findall(r"event_name = '([a-z_.]+)'", statement(f"views/runs/{name}")))
+    assert "gen_ai.client.operation.exception" in read
+    assert sorted(read - events) == []

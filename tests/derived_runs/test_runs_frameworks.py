@@ -202,8 +202,10 @@ def test_langgraph_openinference(tmp_path: Path) -> None:
     pytest.importorskip("openinference.instrumentation.langchain")
     from typing import TypedDict
 
+    from langchain_core.documents import Document
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import tool
     from langgraph.graph import END, START, StateGraph
     from openinference.instrumentation.langchain import LangChainInstrumentor
@@ -220,17 +222,34 @@ def test_langgraph_openinference(tmp_path: Path) -> None:
             raise ValueError("no such city")
         return f"sunny in {city}"
 
+    class Forecasts(BaseRetriever):
+        """The store lookup."""
+
+        def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+            return [Document(page_content=f"{query}: sunny", metadata={"source": "forecasts.txt"})]
+
+    class Wrapped(BaseRetriever):
+        """A retriever wrapping another (both traced: rule 4's nested duplicate)."""
+
+        inner: BaseRetriever
+
+        def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+            return self.inner.invoke(query, config={"callbacks": run_manager.get_child()})
+
     class State(TypedDict):
         city: str
         answer: str
 
     usage = {"input_tokens": 30, "output_tokens": 7, "total_tokens": 37}
     seen: list[Any] = []
+    retrieved: list[Any] = []
 
     def graph() -> Any:
         model = FakeMini(messages=iter([AIMessage(content="It is sunny.", usage_metadata=usage)]))
 
         def ask(state: State) -> dict[str, str]:
+            if state["city"] == "Paris":
+                retrieved.extend(Wrapped(inner=Forecasts()).invoke(state["city"]))
             report = get_weather.invoke({"city": state["city"]})
             reply = model.invoke([HumanMessage(content=f"{report}?")])
             seen.append(reply.usage_metadata)
@@ -285,6 +304,16 @@ def test_langgraph_openinference(tmp_path: Path) -> None:
         # exception event (the status message holds a traceback)
         ("weather_graph", "openinference", "error", errors[0], 0, 0, 1, None, None, 1, 3, 0, None),
     ]
+    # rules 4 and 6: the wrapped retriever is one retrieval, and its document belongs to the run (retrieval_documents
+    # lists it once per retriever span that reports it: both spans here)
+    assert [d.page_content for d in retrieved] == ["Paris: sunny"]
+    retrieval = query(
+        path,
+        "SELECT r.retrievals, count(DISTINCT d.content) AS documents, count(d.run_id) AS rows "
+        "FROM runs r LEFT JOIN retrieval_documents d USING (run_id) "
+        "GROUP BY r.run_id, r.retrievals, r.start_time ORDER BY r.start_time",
+    )
+    assert [tuple(r.values()) for r in retrieval] == [(1, 1, 2), (0, 0, 0)]
     call = query(path, "SELECT provider, request_model, price_model_pattern FROM provider_calls")
     # 'fakemini' (the class name, as the instrumentation reports it) is no provider of the price table: the model
     # alone is priced

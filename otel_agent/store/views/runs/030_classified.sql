@@ -228,15 +228,37 @@ WITH c AS MATERIALIZED (
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
 ),
--- The exception.type of the first `exception` span event of a span in ERROR without error.type (OpenInference,
--- pydantic-ai, smolagents and others record a failure only so).
-exceptions AS (
-    SELECT e.trace_id, e.span_id, arg_min(e.attributes->>'exception.type', e.event_index) AS exception_type
-    FROM span_events AS e
-    SEMI JOIN (SELECT trace_id, span_id FROM c WHERE status_code = 'ERROR' AND attr_error_type IS NULL) AS x
-        ON x.trace_id = e.trace_id AND x.span_id = e.span_id
-    WHERE e.name = 'exception' AND oa_text(e.attributes->>'exception.type') IS NOT NULL
-    GROUP BY e.trace_id, e.span_id
+-- What a span's exceptions say, from two records: the first `exception` span event of a span in ERROR
+-- (OpenInference, pydantic-ai, smolagents and others record a failure only so; src 0), and the GenAI
+-- gen_ai.client.operation.exception event, an OTLP log record (src 1) of the span it is parented to (its
+-- trace_id/span_id), else, with no span context, of the provider call whose gen_ai.response.id it carries.
+-- A re-delivered log record carries the same values (arg_min picks one). from_log: the span has such a record
+-- (the operation failed, whatever the span's status says).
+exceptions AS MATERIALIZED (
+    SELECT
+        trace_id, span_id,
+        arg_min(exception_type, (src, ord)) FILTER (WHERE exception_type IS NOT NULL) AS exception_type,
+        arg_min(exception_message, (src, ord)) FILTER (WHERE exception_message IS NOT NULL) AS exception_message,
+        bool_or(src = 1) AS from_log
+    FROM (
+        SELECT e.trace_id, e.span_id, 0 AS src, e.event_index AS ord,
+               oa_text(e.attributes->>'exception.type') AS exception_type,
+               oa_text(e.attributes->>'exception.message') AS exception_message
+        FROM span_events AS e
+        SEMI JOIN (SELECT trace_id, span_id FROM c WHERE status_code = 'ERROR') AS x
+            ON x.trace_id = e.trace_id AND x.span_id = e.span_id
+        WHERE e.name = 'exception'
+        UNION ALL
+        SELECT coalesce(l.trace_id, r.trace_id), coalesce(l.span_id, r.span_id), 1, epoch_ns(l.time),
+               oa_text(l.attributes->>'exception.type'), oa_text(l.attributes->>'exception.message')
+        FROM logs AS l
+        LEFT JOIN (SELECT trace_id, span_id, response_id FROM c WHERE base_category = 'provider_call') AS r
+            ON oa_text(l.span_id) IS NULL AND r.response_id = l.attributes->>'gen_ai.response.id'
+        WHERE l.event_name = 'gen_ai.client.operation.exception'
+          AND (oa_text(l.span_id) IS NOT NULL OR r.span_id IS NOT NULL)
+    ) AS x
+    SEMI JOIN c ON c.trace_id = x.trace_id AND c.span_id = x.span_id
+    GROUP BY trace_id, span_id
 ),
 trace_runs AS (
     SELECT trace_id, arg_min(own_run_id, start_time) AS trace_run_id
@@ -260,10 +282,11 @@ nested_usage AS (
             AS cache_creation_tokens,
         CAST(sum(reasoning_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS reasoning_tokens,
         sum(reported_cost_usd) FILTER (WHERE base_category = 'provider_call') AS reported_cost_usd,
-        bool_or(status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS has_error_child
-    FROM c
+        bool_or(status_code = 'ERROR' OR attr_error_type IS NOT NULL OR from_log) AS has_error_child
+    FROM (SELECT c.*, coalesce(lf.from_log, false) AS from_log
+          FROM c LEFT JOIN exceptions AS lf ON lf.from_log AND lf.trace_id = c.trace_id AND lf.span_id = c.span_id)
     WHERE parent_span_id IS NOT NULL
-      AND (base_category = 'provider_call' OR status_code = 'ERROR' OR attr_error_type IS NOT NULL)
+      AND (base_category = 'provider_call' OR status_code = 'ERROR' OR attr_error_type IS NOT NULL OR from_log)
     GROUP BY trace_id, parent_span_id
 ),
 j AS (
@@ -293,7 +316,9 @@ j AS (
         p.own_run_id AS parent_run_id,
         tr.trace_run_id,
         coalesce(n.has_error_child, false) AS has_error_child,
-        x.exception_type
+        x.exception_type,
+        x.exception_message,
+        coalesce(x.from_log, false) AS failed_by_log
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
@@ -365,7 +390,10 @@ SELECT
     {'guard_action': guard_action, 'memory_store_id': memory_store_id, 'memory_record_id': memory_record_id,
      'memory_record_count': memory_record_count, 'prompt_name': prompt_name, 'prompt_version': prompt_version,
      'request_stream': request_stream, 'time_to_first_chunk_ms': time_to_first_chunk_ms,
-     'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state} AS genai_ext,
+     'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state,
+     -- the span's status message, else the message of its exception (span event, then log record)
+     'error_message': CASE WHEN status_code = 'ERROR' OR attr_error_type IS NOT NULL OR failed_by_log
+                           THEN coalesce(oa_text(status_message), exception_message) END} AS genai_ext,
     coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
     verifier_outcome,
     verifier_score,
@@ -388,10 +416,13 @@ SELECT
     receipt_artifact_ref,
     handoff_to,
     handoff_from,
-    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' THEN
-        coalesce(oa_text(exception_type), oa_error_type_of_message(status_message), '_OTHER') END) AS error_type,
-    (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error,
-    (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AND NOT has_error_child AS is_error_origin,
+    -- error.type; else the exception's type (span event, then gen_ai.client.operation.exception log record);
+    -- else the type a status message starts with; else _OTHER
+    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' OR failed_by_log THEN
+        coalesce(exception_type, oa_error_type_of_message(status_message), '_OTHER') END) AS error_type,
+    (status_code = 'ERROR' OR attr_error_type IS NOT NULL OR failed_by_log) AS is_error,
+    (status_code = 'ERROR' OR attr_error_type IS NOT NULL OR failed_by_log) AND NOT has_error_child
+        AS is_error_origin,
     parent_found,
     -- a span directly inside a span of the same counted category records the same work twice (two
     -- instrumentations, or a framework wrapper and its inner call): only the outer one is counted

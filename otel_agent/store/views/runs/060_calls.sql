@@ -37,6 +37,7 @@ SELECT
     CASE WHEN cost_source = 'price_table' THEN price_source END AS price_source,
     CASE WHEN cost_source = 'price_table' THEN price_source_date END AS price_source_date,
     start_time, end_time, duration_ms AS latency_ms, status_code, is_error, error_type,
+    genai_ext.error_message,
     coalesce(retry_count, 0) AS retries,
     coalesce(fallback_count, 0) AS fallbacks,
     CASE WHEN coalesce(fallback_count, 0) > 0 THEN fallback_from_provider END AS fallback_from_provider,
