@@ -82,9 +82,11 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Receiver, O
             call.set_status(Status(StatusCode.ERROR))
         agent.set_status(Status(StatusCode.ERROR))
     # run 2: the span's status was left unset; the record names the call by gen_ai.response.id, outside any span
-    with tracer.start_as_current_span("invoke_agent by_response", attributes={"gen_ai.operation.name": "invoke_agent"}):
-        with _chat(tracer, "gpt-4o-mini", **{"gen_ai.response.id": "chatcmpl-exc-2"}):
-            pass
+    with (
+        tracer.start_as_current_span("invoke_agent by_response", attributes={"gen_ai.operation.name": "invoke_agent"}),
+        _chat(tracer, "gpt-4o-mini", **{"gen_ai.response.id": "chatcmpl-exc-2"}),
+    ):
+        pass
     exception_event(
         {
             "exception.type": "openai.APITimeoutError",
@@ -158,9 +160,11 @@ def test_unmatched_exception_record_is_no_error(make_receiver: Callable[..., Rec
         SimpleLogRecordProcessor(OTLPLogExporter(endpoint=receiver.http_address + "/v1/logs"))
     )
     tracer = spans.get_tracer("exc-test")
-    with tracer.start_as_current_span("invoke_agent fine", attributes={"gen_ai.operation.name": "invoke_agent"}):
-        with _chat(tracer, "gpt-4o", **{"gen_ai.response.id": "chatcmpl-ok"}):
-            pass
+    with (
+        tracer.start_as_current_span("invoke_agent fine", attributes={"gen_ai.operation.name": "invoke_agent"}),
+        _chat(tracer, "gpt-4o", **{"gen_ai.response.id": "chatcmpl-ok"}),
+    ):
+        pass
     logs.get_logger("exc-test").emit(
         LogRecord(event_name=EVENT, attributes={"exception.type": "Boom", "gen_ai.response.id": "chatcmpl-other"},
                   context=otel_context.Context())
