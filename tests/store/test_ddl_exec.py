@@ -72,9 +72,11 @@ def read_every_view(cur: duckdb.DuckDBPyConnection, created: dict[str, Statement
 
 def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement, ...] | None = None) -> list[str]:
     """Ingest statements run over empty incoming tables in a rolled-back transaction (a TEMP table one creates is
-    there for the next, as in a commit); a page's scope script (CREATE TEMP …, console/*_scope) is run; other
-    query statements are prepared (bound, not run)."""
+    there for the next, as in a commit); a page's scope script (CREATE TEMP …, console/*_scope) is run on a cursor
+    of its own (its temp macros stand for views only on the page that runs it, so they must not leak into the
+    statements checked after it); other query statements are prepared (bound, not run)."""
     done = []
+    scope_cursors: dict[str, duckdb.DuckDBPyConnection] = {}
     for name, schema in INCOMING.items():
         cur.register(name, schema.empty_table())
     cur.execute("BEGIN")
@@ -85,7 +87,8 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
                     if stmt.name.startswith("ingest/"):
                         cur.execute(part.query).fetchall()
                     elif part.type == duckdb.StatementType.CREATE:  # a page's scope script: temp macros/tables
-                        cur.execute(part.query)
+                        scoped = scope_cursors.setdefault(stmt.name, store_cursor(cur))
+                        scoped.execute(part.query)
                     else:
                         cur.execute(f"PREPARE oa_check AS {part.query}")
                         cur.execute("DEALLOCATE oa_check")
@@ -94,6 +97,8 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
             done.append(stmt.name)
     finally:
         cur.execute("ROLLBACK")
+        for scoped in scope_cursors.values():
+            scoped.close()
         for name in INCOMING:
             cur.unregister(name)
     return done
