@@ -193,12 +193,14 @@ REPAIR_COMPUTED_BY: Final = "otel_agent.repair.computed_by"
 REPAIR_COMPUTED_BY_NAME: Final = "otel_agent.repair.computed_by_name"
 REPAIR_FROM_VERSION_ID: Final = "otel_agent.repair.from_version_id"
 REPAIR_TO_VERSION_ID: Final = "otel_agent.repair.to_version_id"
-# authorizations (seed 001's manifest "authorization"): who allowed what, when (the record's time)
-AUTHORIZATION_ID: Final = "otel_agent.authorization.id"
-AUTHORIZATION_BY: Final = "otel_agent.authorization.by"
-AUTHORIZATION_SCOPE: Final = "otel_agent.authorization.scope"
-AUTHORIZATION_GRANTED: Final = "otel_agent.authorization.granted"
-AUTHORIZATION_REASON: Final = "otel_agent.authorization.reason"
+# authorizations (seed 001's manifest "authorization"): who allowed what, when (the record's time). The keys say
+# "authz", not "authorization": the receiver's default redaction drops every key with the word authorization
+# (an HTTP credential header), which would empty the record.
+AUTHORIZATION_ID: Final = "otel_agent.authz.id"
+AUTHORIZATION_BY: Final = "otel_agent.authz.by"
+AUTHORIZATION_SCOPE: Final = "otel_agent.authz.scope"
+AUTHORIZATION_GRANTED: Final = "otel_agent.authz.granted"
+AUTHORIZATION_REASON: Final = "otel_agent.authz.reason"
 # recoveries (seed 002): a bounded response to a receipt in trouble, with its authority and limits
 RECOVERY_ID: Final = "otel_agent.recovery.id"
 RECOVERY_TRANSITION: Final = "otel_agent.recovery.transition"
