@@ -64,6 +64,7 @@ rows AS (
            || ' -> ' ||
            concat_ws('/', e.attributes->>'otel_agent.fallback.to_provider',
                      e.attributes->>'otel_agent.fallback.to_model') AS subject,
+           e.attributes->>'otel_agent.fallback.status' AS outcome,  -- a proxy's fallback says how it ended
            e.attributes->>'otel_agent.fallback.reason' AS reason, cs.step_id, cs.trace_id, cs.span_id
     FROM events AS e JOIN cs ON cs.trace_id = e.trace_id AND cs.span_id = e.span_id
     WHERE e.name = 'otel_agent.fallback'
