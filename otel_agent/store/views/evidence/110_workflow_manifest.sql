@@ -182,9 +182,14 @@ target AS (
     WHERE (s.attributes->>'otel_agent.run.target') IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY r.run_id ORDER BY s.end_time) = 1
 ),
-prov AS (
+cs AS MATERIALIZED (  -- classified once (each *_for_run macro would classify again)
+    SELECT run_id, category, nested_call, provider, step_name, iteration, is_error, start_time, span_id
+    FROM classified_spans_for_run(rid)
+    WHERE category = 'step' OR (category = 'provider_call' AND NOT nested_call)
+),
+prov AS (  -- as provider_calls counts them: nested duplicates once
     SELECT run_id, provider, count(*) AS n, min(start_time) AS first_used
-    FROM provider_calls_for_run(rid) WHERE provider IS NOT NULL GROUP BY ALL
+    FROM cs WHERE category = 'provider_call' AND provider IS NOT NULL GROUP BY ALL
 ),
 providers AS (
     SELECT run_id, arg_min(provider, (-n, first_used, provider)) AS provider,
@@ -192,14 +197,13 @@ providers AS (
     FROM prov GROUP BY run_id
 ),
 st AS (
-    SELECT run_id, arg_max(step_name, (start_time, span_id)) AS current_step,
-           max(iteration) AS iteration,
-           arg_min(step_name, (start_time, span_id)) FILTER (WHERE is_error) AS failed_step
-    FROM steps_for_run(rid) GROUP BY run_id
+    SELECT run_id, arg_max(step_name, (start_time, span_id)) FILTER (WHERE category = 'step') AS current_step,
+           arg_min(step_name, (start_time, span_id)) FILTER (WHERE category = 'step' AND is_error) AS failed_step
+    FROM cs GROUP BY run_id
 ),
 iterations AS (
     SELECT run_id, max(iteration) AS iteration FROM (
-        SELECT run_id, iteration FROM provider_calls_for_run(rid)
+        SELECT run_id, iteration FROM cs
         UNION ALL SELECT run_id, iteration FROM decisions WHERE rid IS NULL OR run_id = rid
         UNION ALL SELECT run_id, iteration FROM repairs WHERE rid IS NULL OR run_id = rid
         UNION ALL SELECT run_id, iteration FROM badcases WHERE rid IS NULL OR run_id = rid
@@ -236,7 +240,7 @@ counts AS (
 SELECT r.run_id, r.workflow_name, r.agent_name, r.status, t.target, p.provider,
        coalesce(p.providers, []::VARCHAR[]) AS providers,
        st.current_step,
-       CAST(greatest(st.iteration, i.iteration) AS BIGINT) AS current_iteration,
+       CAST(i.iteration AS BIGINT) AS current_iteration,
        a.authorized, a.authorized_by, a.authorized_at, a.authorization_scope,
        coalesce(a.authorizations, 0) AS authorizations,
        r.budget_max_model_calls, r.provider_calls AS model_calls_used,
