@@ -46,6 +46,8 @@ CONCEPTS = [
     ("Decision (model vs policy gate)", "decision"),
     ("Badcase", "badcase"),
     ("Repair (one candidate to the next)", "repair"),
+    ("Authorization (who allowed what)", "authorization"),
+    ("Recovery of a handoff (authority, limits, success evidence)", "recovery"),
     ("Memory write proposal", "memory_proposal"),
     ("Handoff receipt transition", "receipt_transition"),
     ("Accepted handoff work", "handoff_work"),
@@ -126,6 +128,16 @@ with oi.proxy_request("claude_code", "anthropic", "claude-sonnet-4", stream=True
     req.set_usage(1200, 300)
     req.set_cost(0.0075)
 ```
+
+The workflow manifest (seed 001's `workflow_manifest.json`, the `workflow_manifest` and `business_timeline`
+views) reads what the run already records, plus two things only the agent knows: the engine or target it acts on
+(`flow_run(..., target="unity")`) and who authorised what — `oi.authorization("unity_runs:3",
+authorized_by="alice")` (`granted=False` records a refusal; the time is the record's). A bounded recovery of a
+handoff (seed 002) records its plan before it acts — `rec = oi.recover(delegation, authority="policy:auto_redelegate",
+max_attempts=2, time_limit_s=600, success_evidence="outcome_verified", trigger="orphaned", action="redelegate")`
+— then each attempt (`rec.attempt(handoff_id=retry.handoff_id, cost_usd=0.01)`) and how it ended
+(`rec.succeeded("artv_checked")` / `rec.failed("max_attempts_reached")`); the `receipt_recoveries` view says
+per operation whether a limit was exceeded (docs/views-evidence.md).
 
 ## Setting up the SDK
 

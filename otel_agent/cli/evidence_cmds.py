@@ -19,6 +19,7 @@ from otel_agent.cli.receipts import (
     ATTEMPTS_SQL,
     PROGRESS_WINDOW_S,
     RECEIPTS_SQL,
+    RECOVERIES_SQL,
     STATES,
     VERIFICATION_WINDOW_S,
     receipt_params,
@@ -220,6 +221,9 @@ WINDOW = click.FloatRange(min=0, min_open=True)
     help="Seconds to verify a completion.",
 )
 @click.option("--attempts", is_flag=True, help="One row per handoff attempt instead of per operation.")
+@click.option(
+    "--recoveries", is_flag=True, help="The recoveries of each operation: authority, limits, whether one was exceeded."
+)
 @reading_options
 def receipts(
     state: str | None,
@@ -228,6 +232,7 @@ def receipts(
     progress_window: float,
     verification_window: float,
     attempts: bool,
+    recoveries: bool,
     db: tuple[str, ...],
     receiver: str | None,
     token: str | None,
@@ -239,14 +244,19 @@ def receipts(
     States: verified, orphaned (not accepted within the acknowledgement window), working, waiting (a named
     dependency, an acknowledgement or a verification is pending), stuck (no progress within the window),
     outcome_failed, uncertain (records disagree or a writer is not trusted). Problems first.
+
+    --recoveries: each recovery of an operation (oi.recover) with its authority and limits, whether a limit was
+    exceeded, and the operation's state (--state filters on it).
     """
     from otel_agent.cli.render import emit
     from otel_agent.query.client import run_sql
 
     at = None if as_of is None else as_of.isoformat(sep=" ")
     params = receipt_params(at, ack_window, progress_window, verification_window, state)
+    if recoveries:
+        params = [at, *params]  # the recoveries' own as-of time first
     result = run_sql(
-        ATTEMPTS_SQL if attempts else RECEIPTS_SQL,
+        RECOVERIES_SQL if recoveries else ATTEMPTS_SQL if attempts else RECEIPTS_SQL,
         list(db) or [DEFAULT_DB],
         receiver=receiver,
         token=token,

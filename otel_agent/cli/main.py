@@ -155,9 +155,9 @@ def main() -> None:  # pragma: no cover - console entry point convenience
 
 
 def _register_commands() -> None:
-    from otel_agent.cli import decision_cmds, demo_cmds, evidence_cmds, list_cmds, runs_cmds, ui_cmds
+    from otel_agent.cli import decision_cmds, demo_cmds, evidence_cmds, list_cmds, manifest_cmds, runs_cmds, ui_cmds
 
-    for module in (demo_cmds, runs_cmds, list_cmds, evidence_cmds, decision_cmds, ui_cmds):
+    for module in (demo_cmds, runs_cmds, list_cmds, evidence_cmds, decision_cmds, manifest_cmds, ui_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -33,6 +33,17 @@ WHERE ? IS NULL OR state = ?
 ORDER BY operation_id, delegated_at NULLS FIRST, handoff_id
 """
 
+# Recoveries per operation (receipt_recoveries_at), next to the operation's receipt state as of the same time.
+RECOVERIES_SQL = f"""
+SELECT r.operation_id, s.state AS receipt_state, r.recovery_id, r.status, r.limit_exceeded, r.exceeded_limits,
+       r.mode, r.authority, r.action, r.trigger, r.attempts, r.max_attempts, r.cost_usd, r.max_cost_usd,
+       r.time_limit_s, r.success_evidence, r.evidence_ref, r.started_at, r.last_transition_at
+FROM receipt_recoveries_at(coalesce(CAST(? AS TIMESTAMP), timezone('UTC', now()))) r
+LEFT JOIN receipt_state_at({_WINDOWS} s USING (operation_id)
+WHERE ? IS NULL OR s.state = ?
+ORDER BY r.limit_exceeded DESC, r.operation_id, r.started_at, r.recovery_id
+"""
+
 
 def receipt_params(
     as_of: str | None = None,

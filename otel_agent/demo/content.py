@@ -170,6 +170,9 @@ BUNDLE_ID = "art_demo_evidence_bundle"
 BUNDLE_V1 = "artv_demo_evidence_bundle_v1"
 DECISION_ID = "dec_demo_publish_report"
 REPAIR_ID = "rep_demo_hedge_claim"
+# v2's publish decision: a figure from disagreeing sources needs an editor's sign-off (policy), which a human gives
+PUBLISH_V2_DECISION_ID = "dec_demo_publish_report_v2"
+EDITOR = "editor_demo"
 MEMORY_PROPOSAL_ID = "memp_demo_conflicting_figures"
 PROJECT = "proj_demo_research"
 
@@ -237,6 +240,14 @@ TRANSLATE_OPERATION = "op_demo_translate_summary"
 TRANSLATE_HANDOFF_ID = "hof_demo_translate_summary"
 TRANSLATE_ARTIFACT = "translated_summary"
 TRANSLATE_TARGET = "translator"
+# the translator is known to be offline: a bounded automatic recovery re-delegates once to a backup (seed 002)
+TRANSLATE_RECOVERY_ID = "rec_demo_translate_summary"
+TRANSLATE_RETRY_HANDOFF_ID = "hof_demo_translate_summary_2"
+TRANSLATE_BACKUP_TARGET = "translator_backup"
+RECOVERY_AUTHORITY = "policy:redelegate_once"
+RECOVERY_TIME_LIMIT_S = 600.0
+APPROVER = "lead_researcher"  # authorises the worker's fallback source
+AUTHORIZATION_ID = "auth_demo_fallback_source"
 
 WORKER_WORKFLOW = "fact_check"
 WORKER_RUN_ID = "run_demo_fact_check"

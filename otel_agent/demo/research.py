@@ -220,6 +220,18 @@ def synthesize(echo: Echo) -> tuple[str, ...]:
         )
         v2 = _write_version(report, 2, C.CLAIMS_V2, C.REPORT_V2)
         oi.verifier_result("citation_coverage", passed=True, score=1.0, reason="all_claims_cited", target_id=v2)
+        oi.decision_record(  # the gate lets v2 through to an editor: a human closes it (runner.human_verdict)
+            "publish_report",
+            model_decision="publish",
+            effective_decision="human_review",
+            model_action="publish_v2",
+            effective_action="publish_v2",
+            policy_passed=True,
+            reason="a figure from disagreeing sources needs an editor's sign-off",
+            evidence_refs=[C.CONFLICT_ID, v2],
+            iteration=2,
+            decision_id=C.PUBLISH_V2_DECISION_ID,
+        )
         bundle = oi.create_artifact("Evidence bundle", artifact_type="evidence_bundle", artifact_id=C.BUNDLE_ID)
         bundle.add_version(C.render_bundle(), evidence_ids=[s.evidence_id for s in C.SOURCES], version_id=C.BUNDLE_V1)
         oi.propose_memory(
@@ -232,7 +244,7 @@ def synthesize(echo: Echo) -> tuple[str, ...]:
         )
     echo(
         "  synthesize  report v1 failed citation_coverage; the policy gate turned the model's 'publish' into "
-        "'regenerate' (human review); v2 passed"
+        "'regenerate'; v2 passed and waits for an editor (human_review)"
     )
     return v1, v2
 
@@ -295,6 +307,8 @@ def hand_off(subject: str, start_worker: StartWorker, echo: Echo) -> tuple[str, 
             worker.expect("accepted")
             waiting = worker.expect("waiting")
             echo(f"  fact_check  worker pid {worker.pid} accepted {fact.handoff_id}; waiting: {waiting['waiting_for']}")
+            oi.authorization(C.WAITING_FOR, authorized_by=C.APPROVER, reason="archived copy of an unreachable source",
+                             authorization_id=C.AUTHORIZATION_ID)  # fmt: skip
             worker.send({"approval": "granted"})
             done = worker.expect("completed")
             code = worker.finish()
@@ -308,10 +322,25 @@ def hand_off(subject: str, start_worker: StartWorker, echo: Echo) -> tuple[str, 
         else:
             fact.failed("artifact_missing")
             outcome = f"outcome_failed (worker exit code {code})"
+        recovery = oi.recover(  # the translator is offline: re-delegate once, within limits, before anything else
+            translate,
+            authority=C.RECOVERY_AUTHORITY,
+            max_attempts=1,
+            time_limit_s=C.RECOVERY_TIME_LIMIT_S,
+            success_evidence="outcome_verified",
+            trigger="target_offline",
+            action="redelegate",
+            recovery_id=C.TRANSLATE_RECOVERY_ID,
+        )
+        retry = translate.retry(
+            target=C.TRANSLATE_BACKUP_TARGET, reason="target_offline", handoff_id=C.TRANSLATE_RETRY_HANDOFF_ID
+        )
+        recovery.attempt(handoff_id=retry.handoff_id)
         oi.flush()
-    echo(f"              approved; worker completed {ref} -> {outcome}")
+    echo(f"              {C.APPROVER} authorised the fallback; worker completed {ref} -> {outcome}")
     echo(
-        f"              {translate.handoff_id} ({C.TRANSLATE_TARGET}) not accepted: waiting for acknowledgement "
-        "(orphaned once the acknowledgement window passes)"
+        f"              {C.TRANSLATE_TARGET} offline: recovery {C.TRANSLATE_RECOVERY_ID} ({C.RECOVERY_AUTHORITY}, 1 "
+        f"attempt, {C.RECOVERY_TIME_LIMIT_S:g} s) re-delegated to {C.TRANSLATE_BACKUP_TARGET}: waiting for "
+        "acknowledgement (orphaned once the acknowledgement window passes)"
     )
     return fact.handoff_id, translate.handoff_id, worker.pid, ref

@@ -93,6 +93,7 @@ def _run_otlp(db: str, echo: Echo, worker_timeout_s: float) -> DemoResult:
             )
         finally:
             provider.shutdown()
+        human_verdict(db, receiver.http_address, echo)  # through the receiver's ReviewService, as the CLI would
     finally:
         receiver.stop()
     return _result(db, "otlp", endpoint, research)
@@ -118,7 +119,19 @@ def _run_embedded(db: str, echo: Echo, worker_timeout_s: float) -> DemoResult:
         )
     finally:
         provider.shutdown()  # also shuts the exporter down: committed, file closed
+    human_verdict(db, None, echo)  # straight into the closed file, as `otel-agent review` does
     return _result(db, "embedded", None, research)
+
+
+def human_verdict(db: str, receiver_url: str | None, echo: Echo) -> None:
+    """An editor answers the human_review decision on report v2 (seed 001: the run's final decision is a
+    human's), through the same path as ``otel-agent review approve decision``."""
+    from otel_agent.cli.evidence_cmds import submit_review
+    from otel_agent.demo import content as C
+
+    submit_review(db, receiver_url, None, "decision", C.PUBLISH_V2_DECISION_ID, "approve", C.EDITOR,
+                  "the hedged range reads right")  # fmt: skip
+    echo(f"  review      {C.EDITOR} approved {C.PUBLISH_V2_DECISION_ID} (human_review): the run's final decision")
 
 
 def _result(db: str, mode: str, endpoint: str | None, research: Any) -> DemoResult:

@@ -69,10 +69,9 @@ SELECT attributes->>'otel_agent.conflict.description', attributes->>'otel_agent.
 FROM spans WHERE {KIND} = 'conflict'
 """
 
-DECISIONS = f"""
-SELECT attributes->>'otel_agent.decision.name', attributes->>'otel_agent.decision.model_decision',
-       attributes->>'otel_agent.decision.effective_decision', attributes->>'otel_agent.decision.review_required'
-FROM spans WHERE {KIND} = 'decision'
+DECISIONS = """
+SELECT name, model_decision, effective_decision, review_required, human_verdict, human_reviewer
+FROM decisions ORDER BY decided_at, decision_id
 """
 
 BADCASES = f"""
@@ -127,8 +126,10 @@ def highlights(db: str) -> list[str]:
         lines.append(f"guard     {name} blocked {target} ({reason})")
     for description, severity in _rows(db, CONFLICTS):
         lines.append(f"conflict  {description} (severity {severity})")
-    for name, model, effective, review in _rows(db, DECISIONS):
-        flag = "human review required" if review == "true" else "no review"
+    for name, model, effective, review, verdict, reviewer in _rows(db, DECISIONS):
+        flag = "human review required" if review else "no review"
+        if verdict:
+            flag = f"{reviewer} answered {verdict!r}"
         lines.append(f"decision  {name}: model said {model!r}, policy gate made it {effective!r} -> {flag}")
     for stage, error_type, where in _rows(db, BADCASES):
         lines.append(f"badcase   {stage}: {error_type} from {where}")
@@ -192,6 +193,8 @@ def explore_commands(db: str, run_id: str) -> list[tuple[str, str]]:
         ("the handoffs: who accepted, what was verified", f"otel-agent receipts --db {q}"),
         ("this run's metrics, the LLM proxy's per client / provider / model", f"otel-agent metrics {run_id} --db {q}"),
         ("the report with its citations", f"otel-agent export report {C.REPORT_ID} --db {q}"),
+        ("the workflow manifest and its business timeline", f"otel-agent manifest {run_id} --db {q}"),
+        ("recoveries: authority, limits, whether one was exceeded", f"otel-agent receipts --recoveries --db {q}"),
         ("all of it in the browser console", f"otel-agent ui --db {q}"),
     ]
 

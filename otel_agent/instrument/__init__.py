@@ -13,6 +13,7 @@ from ._misuse import STRICT_ENV
 from ._scope import SpanHelper, current_operation
 from ._tracer import flush, use_tracer_provider
 from .artifacts import Artifact, add_artifact_version, create_artifact
+from .authorizations import authorization
 from .binding import ActionBinding
 from .calls import ProviderCall, ToolInvocation, provider_call, tool_invocation
 from .checks import Guard, Verifier, guard, guard_result, verifier, verifier_result
@@ -40,6 +41,7 @@ from .evidence import citation, claim, conflict, evidence_item, source
 from .handoff import Acceptance, Delegation, Receipt, accept, delegate, parse_carrier, receipt_from_carrier
 from .memory import MemoryScope, propose_memory
 from .proxy import ProxyRequest, proxy_request
+from .recovery import Recovery, recover
 from .registry import load_registry
 from .repairs import repair
 from .runs import FlowRun, SkillInvocation, Step, current_run, flow_run, skill, step
@@ -70,6 +72,7 @@ __all__ = [
     "ProxyRequest",
     "Receipt",
     "ReceiptError",
+    "Recovery",
     "SkillInvocation",
     "SpanHelper",
     "Step",
@@ -78,6 +81,7 @@ __all__ = [
     "accept",
     "add_artifact_version",
     "assemble_context",
+    "authorization",
     "badcase",
     "citation",
     "claim",
@@ -99,6 +103,7 @@ __all__ = [
     "provider_call",
     "proxy_request",
     "receipt_from_carrier",
+    "recover",
     "repair",
     "skill",
     "source",

@@ -66,6 +66,7 @@ RUN_BUDGET_EXCEEDED_LIMITS: Final = "otel_agent.run.budget.exceeded_limits"
 RUN_USAGE_MODEL_CALLS: Final = "otel_agent.run.usage.model_calls"
 RUN_USAGE_TOOL_CALLS: Final = "otel_agent.run.usage.tool_calls"
 RUN_USAGE_COST_USD: Final = "otel_agent.run.usage.cost_usd"
+RUN_TARGET: Final = "otel_agent.run.target"  # the engine / target the run acts on (free form)
 EVENT_BUDGET_EXCEEDED: Final = "otel_agent.budget_exceeded"
 BUDGET_NAME: Final = "otel_agent.budget.name"
 BUDGET_LIMIT: Final = "otel_agent.budget.limit"
@@ -192,6 +193,29 @@ REPAIR_COMPUTED_BY: Final = "otel_agent.repair.computed_by"
 REPAIR_COMPUTED_BY_NAME: Final = "otel_agent.repair.computed_by_name"
 REPAIR_FROM_VERSION_ID: Final = "otel_agent.repair.from_version_id"
 REPAIR_TO_VERSION_ID: Final = "otel_agent.repair.to_version_id"
+# authorizations (seed 001's manifest "authorization"): who allowed what, when (the record's time). The keys say
+# "authz", not "authorization": the receiver's default redaction drops every key with the word authorization
+# (an HTTP credential header), which would empty the record.
+AUTHORIZATION_ID: Final = "otel_agent.authz.id"
+AUTHORIZATION_BY: Final = "otel_agent.authz.by"
+AUTHORIZATION_SCOPE: Final = "otel_agent.authz.scope"
+AUTHORIZATION_GRANTED: Final = "otel_agent.authz.granted"
+AUTHORIZATION_REASON: Final = "otel_agent.authz.reason"
+# recoveries (seed 002): a bounded response to a receipt in trouble, with its authority and limits
+RECOVERY_ID: Final = "otel_agent.recovery.id"
+RECOVERY_TRANSITION: Final = "otel_agent.recovery.transition"
+RECOVERY_MODE: Final = "otel_agent.recovery.mode"
+RECOVERY_AUTHORITY: Final = "otel_agent.recovery.authority"
+RECOVERY_ACTION: Final = "otel_agent.recovery.action"
+RECOVERY_TRIGGER: Final = "otel_agent.recovery.trigger"
+RECOVERY_MAX_ATTEMPTS: Final = "otel_agent.recovery.max_attempts"
+RECOVERY_MAX_COST_USD: Final = "otel_agent.recovery.max_cost_usd"
+RECOVERY_TIME_LIMIT_S: Final = "otel_agent.recovery.time_limit_s"
+RECOVERY_SUCCESS_EVIDENCE: Final = "otel_agent.recovery.success_evidence"
+RECOVERY_ATTEMPT: Final = "otel_agent.recovery.attempt"
+RECOVERY_COST_USD: Final = "otel_agent.recovery.cost_usd"
+RECOVERY_REASON: Final = "otel_agent.recovery.reason"
+RECOVERY_EVIDENCE_REF: Final = "otel_agent.recovery.evidence_ref"
 
 # --- memory -------------------------------------------------------------------------------------------------
 MEMORY_PROPOSAL_ID: Final = "otel_agent.memory_proposal.id"
@@ -263,6 +287,8 @@ KIND_ARTIFACT_VERSION: Final = "artifact_version"
 KIND_DECISION: Final = "decision"
 KIND_BADCASE: Final = "badcase"
 KIND_REPAIR: Final = "repair"
+KIND_AUTHORIZATION: Final = "authorization"
+KIND_RECOVERY: Final = "recovery"
 KIND_MEMORY_PROPOSAL: Final = "memory_proposal"
 KIND_RECEIPT: Final = "receipt_transition"
 KIND_HANDOFF_WORK: Final = "handoff_work"
@@ -286,6 +312,8 @@ RECORD_KINDS: Final = (
     KIND_DECISION,
     KIND_BADCASE,
     KIND_REPAIR,
+    KIND_AUTHORIZATION,
+    KIND_RECOVERY,
     KIND_MEMORY_PROPOSAL,
     KIND_RECEIPT,
     KIND_HANDOFF_WORK,

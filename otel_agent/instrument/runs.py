@@ -36,6 +36,7 @@ class FlowRun(SpanHelper):
         "max_model_calls",
         "max_tool_calls",
         "model_calls",
+        "target",
         "tool_calls",
         "workflow",
     )
@@ -54,10 +55,13 @@ class FlowRun(SpanHelper):
         conversation_id: str | None = None,
         capture_content: bool | None = None,
         tracer_provider: TracerProvider | None = None,
+        target: str | None = None,
     ) -> None:
         super().__init__(tracer_provider)
         problems = self._problems()
         self.workflow: str | None = text(workflow, "workflow", problems)
+        # the engine / target the run acts on (seed 001's manifest "engine": unity); free form
+        self.target: str | None = None if target is None else text(target, "target", problems)
         self._given_run_id = given_id(run_id, "run_id", problems)
         self._run_id: str | None = self._given_run_id
         # an invalid budget is no budget (left out), never a guessed one
@@ -103,6 +107,7 @@ class FlowRun(SpanHelper):
         put(attrs, A.RUN_BUDGET_MAX_MODEL_CALLS, self.max_model_calls)
         put(attrs, A.RUN_BUDGET_MAX_TOOL_CALLS, self.max_tool_calls)
         put(attrs, A.RUN_BUDGET_MAX_COST_USD, self.max_cost_usd)
+        put(attrs, A.RUN_TARGET, self.target)
         return f"{A.OP_INVOKE_WORKFLOW} {self.workflow or UNKNOWN}", SpanKind.INTERNAL, attrs, None
 
     def _child_scope(self, parent: Scope) -> Scope:

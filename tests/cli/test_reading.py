@@ -44,6 +44,7 @@ READING = {
     "dependencies": [],
     "repairs": [],
     "candidates": [ARTIFACT_ID],
+    "manifest": [RUN_ID],
 }
 
 

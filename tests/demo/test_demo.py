@@ -21,18 +21,20 @@ from tests.demo.store import KIND, query
 AGENT_KINDS = {
     "artifact": 2,
     "artifact_version": 3,
+    "authorization": 1,
     "badcase": 1,
     "citation": 10,
     "claim": 7,
     "conflict": 1,
-    "decision": 1,
+    "decision": 2,
     "evidence_item": 4,
     "flow_run": 1,
     "guard_result": 5,
     "memory_proposal": 1,
     "provider_call": 4,
     "proxy_request": 1,
-    "receipt_transition": 3,
+    "receipt_transition": 4,
+    "recovery": 2,
     "repair": 1,
     "skill_invocation": 3,
     "source": 4,
@@ -150,7 +152,7 @@ def test_report_has_two_versions_and_the_regenerated_one_passes(demo: DemoResult
     verdicts = [(v["otel_agent.verifier.target_id"], v["otel_agent.verifier.outcome"]) for v in attrs_of(
         demo.db, "verifier_result", "attributes->>'otel_agent.verifier.name' = 'citation_coverage'")]  # fmt: skip
     assert verdicts == [(C.REPORT_V1, "failed"), (C.REPORT_V2, "passed")]
-    [decision] = attrs_of(demo.db, "decision")
+    decision, _ = attrs_of(demo.db, "decision")  # the second: v2 to an editor (test_manifest_authorization_…)
     assert decision["otel_agent.decision.model_decision"] == "publish"
     assert decision["otel_agent.decision.effective_decision"] == "regenerate"
     assert decision["otel_agent.decision.mismatch"] is True
@@ -282,6 +284,32 @@ def test_the_translation_delegation_is_never_accepted(demo: DemoResult) -> None:
     )
     assert delegated["otel_agent.receipt.operation_id"] == C.TRANSLATE_OPERATION
     assert delegated["otel_agent.receipt.target"] == C.TRANSLATE_TARGET
+
+
+def test_manifest_authorization_verdict_and_recovery(demo: DemoResult) -> None:
+    """Issue 15 items 3, 4, 12 in the demo's story: the approval the worker waits for is an authorization, an
+    editor answers the human_review decision on report v2, and the offline translator gets a bounded recovery."""
+    [m] = query(
+        demo.db,
+        "SELECT authorized, authorized_by, authorization_scope, final_decision, final_decision_source,"
+        " final_decided_by, final_decision_id, pending_human_reviews, repairs, recoveries"
+        " FROM workflow_manifest_for_run(?)",
+        [demo.run_id],
+    )
+    assert m == (True, C.APPROVER, C.WAITING_FOR, "approve", "human", C.EDITOR, C.PUBLISH_V2_DECISION_ID, 0, 1, 1)
+    [r] = query(
+        demo.db,
+        "SELECT operation_id, status, limit_exceeded, authority, max_attempts, attempts, from_handoff_id,"
+        " last_handoff_id, success_evidence FROM receipt_recoveries",
+    )
+    assert r == (C.TRANSLATE_OPERATION, "running", False, C.RECOVERY_AUTHORITY, 1, 1, C.TRANSLATE_HANDOFF_ID,
+                 C.TRANSLATE_RETRY_HANDOFF_ID, "outcome_verified")  # fmt: skip
+    events = [e for (e,) in query(demo.db, "SELECT event FROM business_timeline_for_run(?) ORDER BY seq",
+                                  [demo.run_id])]  # fmt: skip
+    expected = ["authorization.granted", "repair.applied", "recovery.started", "recovery.attempt", "review.approved",
+                "guard.blocked", "proxy_fallback", "evidence.added", "artifact.created"]  # fmt: skip
+    assert [e for e in expected if e not in events] == []
+    assert events[-1] == "review.approved"  # the editor answered after the run ended
 
 
 def test_summary_and_every_explore_command_work_on_the_store(demo: DemoResult) -> None:

@@ -75,6 +75,7 @@ def exercise_everything() -> dict[str, object]:
         agent_id="agent_1",
         conversation_id="conv_1",
         capture_content=True,
+        target="unity",
     ) as run:
         ids["run"] = run.run_id
         with oi.step("search", iteration=1) as st:
@@ -193,11 +194,20 @@ def exercise_everything() -> dict[str, object]:
                 summary="two providers",
             )
             delegation = oi.delegate("fact_check_report", target="checker", reason="needs_check")
+            auth = oi.authorization("unity_runs:3", authorized_by="alice", reason="reviewed")
+            rec = oi.recover(delegation, authority="policy:auto_redelegate", max_attempts=2, max_cost_usd=0.05,
+                             time_limit_s=600, success_evidence="outcome_verified", action="redelegate",
+                             trigger="orphaned")  # fmt: skip
+            rec.attempt(handoff_id="hof_retry_1", cost_usd=0.01, reason="redelegated")
+            rec.succeeded("artv_checked", reason="verified")
+            oi.recover("op_other", authority="human:bob", max_attempts=1, time_limit_s=60, mode="manual",
+                       success_evidence="outcome_verified").failed("gave_up")  # fmt: skip
             with lenient():  # a misuse, recorded on its span (otel_agent.misuse) instead of raised
                 ids["misused_claim"] = oi.claim("a claim", confidence="sure")
         ids.update(
             source=src, evidence=ev, artifact=art.artifact_id, versions=[v1, v2], claim=cl, citation=cit,
-            conflict=conf, decision=dec, badcase=bad, repair=rep, memory=mem, carrier=dict(delegation.carrier),
+            conflict=conf, decision=dec, badcase=bad, repair=rep, authorization=auth, recovery=rec.recovery_id,
+            memory=mem, carrier=dict(delegation.carrier),
             operation=delegation.operation_id, handoff=delegation.handoff_id,
         )  # fmt: skip
     with oi.accept(delegation.carrier, expected_artifact="fact_check_report") as work:
