@@ -44,6 +44,7 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import derive
 import ingest
+from store_options import add_store_options
 
 BIG_RUN = "run_console_bench_big"
 
@@ -212,10 +213,7 @@ def ingest_phase(db: str, args: argparse.Namespace, pages: list[str] | None) -> 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--db", default="/tmp/otel_agent_derive_1m.duckdb")
-    ap.add_argument("--spans", type=int, default=1_000_000)
-    ap.add_argument("--rebuild", action="store_true")
-    ap.add_argument("--repeat", type=int, default=5)
+    add_store_options(ap)
     ap.add_argument("--rate", type=float, default=20_000)
     ap.add_argument("--clients", type=int, default=2)
     ap.add_argument("--duration", type=float, default=15.0)

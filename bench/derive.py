@@ -35,6 +35,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_spans import kv
+from store_options import add_store_options
 
 SPANS_PER_RUN = 100
 RUNS_PER_REQUEST = 5
@@ -333,10 +334,7 @@ def timed(con, sql: str, params: list, repeat: int) -> tuple[float, float, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--db", default="/tmp/otel_agent_derive_1m.duckdb")
-    ap.add_argument("--spans", type=int, default=1_000_000)
-    ap.add_argument("--rebuild", action="store_true")
-    ap.add_argument("--repeat", type=int, default=5)
+    add_store_options(ap)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-prototype", action="store_true", help="skip the promoted-columns prototype")

@@ -9,12 +9,14 @@ the redactor on the way.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from otel_agent.fold.anyvalue import RawValueDecoder, plain
+from otel_agent.fold.batch import FoldedBatch, Rejections, table
 from otel_agent.fold.redact import Redactor
 
 # orjson: ~0.6 µs for a 12-key object against ~3.6 µs for the standard library's C encoder. Keys are
@@ -137,3 +139,38 @@ def extend_resource_scope(
 def fill_ingest_columns(cols: dict[str, list], n: int, principal: str | None, received_at_us: int) -> None:
     cols["principal"] = [principal] * n
     cols["received_at"] = [received_at_us] * n
+
+
+def scope_groups(
+    resources: Iterable[Any], scopes_field: str, redactor: Redactor
+) -> Iterator[tuple[ResourceInfo, Any, Any]]:
+    """Every scope group of a logs or metrics request, in order: its resource's values, the scope container
+    (a ``scope_logs`` / ``scope_metrics`` entry) and the ``scope_digest`` its records' content hashes continue
+    from."""
+    for resource_container in resources:
+        res = resource_info(resource_container, redactor)
+        for scope_container in getattr(resource_container, scopes_field):
+            yield res, scope_container, scope_digest(resource_container.resource, scope_container.scope)
+
+
+def one_table_batch(
+    signal: str,
+    name: str,
+    cols: dict[str, list],
+    schema: Any,
+    items: int,
+    rejected: Rejections,
+    principal: str | None,
+    received_at_us: int,
+) -> FoldedBatch:
+    """The end of a one-table fold (logs, metrics): refuse a request whose every item was rejected, stamp the
+    ingest columns on the rows folded, build the table."""
+    rejected.check(items)
+    fill_ingest_columns(cols, len(cols[schema.names[0]]), principal, received_at_us)
+    return FoldedBatch(
+        signal=signal,
+        tables={name: table(cols, schema)},
+        items=items,
+        rejected=rejected.count,
+        error_message=rejected.message,
+    )

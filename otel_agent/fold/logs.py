@@ -14,15 +14,13 @@ from otel_agent.fold.batch import (
     TIMESTAMP_LIMIT,
     FoldedBatch,
     Rejections,
-    table,
 )
 from otel_agent.fold.common import (
     extend_resource_scope,
-    fill_ingest_columns,
     json_text,
     kv_list_json,
-    resource_info,
-    scope_digest,
+    one_table_batch,
+    scope_groups,
 )
 from otel_agent.fold.redact import Redactor
 
@@ -60,41 +58,30 @@ def fold_logs(
     cols: dict[str, list] = {name: [] for name in LOGS_SCHEMA.names}
     items = 0
     rejected = Rejections("log record")
-    for rl in request.resource_logs:
-        res = resource_info(rl, redactor)
-        for sl in rl.scope_logs:
-            base = scope_digest(rl.resource, sl.scope)
-            n = 0
-            for rec in sl.log_records:
-                trace_id = _optional_id(rec.trace_id, 16, "trace_id", items)
-                span_id = _optional_id(rec.span_id, 8, "span_id", items)
-                items += 1
-                time, observed = rec.time_unix_nano, rec.observed_time_unix_nano
-                if (time | observed) >= TIMESTAMP_LIMIT:
-                    rejected.add(f"log record {items - 1}: {BEYOND_TIMESTAMPS}")
-                    continue
-                n += 1
-                cols["trace_id"].append(trace_id)
-                cols["span_id"].append(span_id)
-                cols["time"].append(time)
-                cols["observed_time"].append(observed)
-                cols["flags"].append(rec.flags)
-                cols["severity_number"].append(rec.severity_number)
-                cols["severity_text"].append(rec.severity_text)
-                cols["event_name"].append(rec.event_name)
-                cols["body"].append(json_text(plain(rec.body, redactor)) if rec.HasField("body") else None)
-                cols["attributes"].append(kv_list_json(rec.attributes, redactor))
-                cols["dropped_attributes_count"].append(rec.dropped_attributes_count)
-                digest = base.copy()
-                digest.update(rec.SerializeToString(deterministic=True))
-                cols["content_hash"].append(digest.hexdigest())
-            extend_resource_scope(cols, res, sl, redactor, n)
-    rejected.check(items)
-    fill_ingest_columns(cols, len(cols["time"]), principal, received_at_us)
-    return FoldedBatch(
-        signal="logs",
-        tables={"logs": table(cols, LOGS_SCHEMA)},
-        items=items,
-        rejected=rejected.count,
-        error_message=rejected.message,
-    )
+    for res, sl, base in scope_groups(request.resource_logs, "scope_logs", redactor):
+        n = 0
+        for rec in sl.log_records:
+            trace_id = _optional_id(rec.trace_id, 16, "trace_id", items)
+            span_id = _optional_id(rec.span_id, 8, "span_id", items)
+            items += 1
+            time, observed = rec.time_unix_nano, rec.observed_time_unix_nano
+            if (time | observed) >= TIMESTAMP_LIMIT:
+                rejected.add(f"log record {items - 1}: {BEYOND_TIMESTAMPS}")
+                continue
+            n += 1
+            cols["trace_id"].append(trace_id)
+            cols["span_id"].append(span_id)
+            cols["time"].append(time)
+            cols["observed_time"].append(observed)
+            cols["flags"].append(rec.flags)
+            cols["severity_number"].append(rec.severity_number)
+            cols["severity_text"].append(rec.severity_text)
+            cols["event_name"].append(rec.event_name)
+            cols["body"].append(json_text(plain(rec.body, redactor)) if rec.HasField("body") else None)
+            cols["attributes"].append(kv_list_json(rec.attributes, redactor))
+            cols["dropped_attributes_count"].append(rec.dropped_attributes_count)
+            digest = base.copy()
+            digest.update(rec.SerializeToString(deterministic=True))
+            cols["content_hash"].append(digest.hexdigest())
+        extend_resource_scope(cols, res, sl, redactor, n)
+    return one_table_batch("logs", "logs", cols, LOGS_SCHEMA, items, rejected, principal, received_at_us)

@@ -16,16 +16,14 @@ from otel_agent.fold.batch import (
     FoldedBatch,
     Rejections,
     quoted,
-    table,
 )
 from otel_agent.fold.common import (
     extend_resource_scope,
-    fill_ingest_columns,
     json_text,
     kv_list_dict,
     kv_list_json,
-    resource_info,
-    scope_digest,
+    one_table_batch,
+    scope_groups,
 )
 from otel_agent.fold.redact import Redactor
 
@@ -153,62 +151,53 @@ def fold_metrics(
     cols: dict[str, list] = {name: [] for name in METRIC_POINTS_SCHEMA.names}
     items = 0
     rejected = Rejections("data point")
-    for rm in request.resource_metrics:
-        res = resource_info(rm, redactor)
-        for sm in rm.scope_metrics:
-            base = scope_digest(rm.resource, sm.scope)
-            n = 0
-            for metric in sm.metrics:
-                mtype = metric.WhichOneof("data")
-                if mtype is None:
+    for res, sm, base in scope_groups(request.resource_metrics, "scope_metrics", redactor):
+        n = 0
+        for metric in sm.metrics:
+            mtype = metric.WhichOneof("data")
+            if mtype is None:
+                continue
+            data = getattr(metric, mtype)
+            temporality = getattr(data, "aggregation_temporality", None)
+            if temporality is not None and not 0 <= temporality < len(TEMPORALITY):
+                # an open enum on the wire: refused, never read as another value (-1 was CUMULATIVE)
+                points = len(data.data_points)
+                items += points
+                rejected.add(
+                    f"metric {quoted(metric.name)}: aggregation temporality {temporality} is not "
+                    "0 (unspecified), 1 (delta) or 2 (cumulative)",
+                    points,
+                )
+                continue
+            monotonic = data.is_monotonic if mtype == "sum" else None
+            metadata = kv_list_json(metric.metadata, redactor) if len(metric.metadata) else None
+            head = metric.name.encode() + b"\0" + metric.unit.encode() + b"\0" + mtype.encode()
+            for p in data.data_points:
+                items += 1
+                start, time = p.start_time_unix_nano, p.time_unix_nano
+                if (start | time) >= TIMESTAMP_LIMIT:
+                    rejected.add(f"metric {quoted(metric.name)}, data point {items - 1}: {BEYOND_TIMESTAMPS}")
                     continue
-                data = getattr(metric, mtype)
-                temporality = getattr(data, "aggregation_temporality", None)
-                if temporality is not None and not 0 <= temporality < len(TEMPORALITY):
-                    # an open enum on the wire: refused, never read as another value (-1 was CUMULATIVE)
-                    points = len(data.data_points)
-                    items += points
-                    rejected.add(
-                        f"metric {quoted(metric.name)}: aggregation temporality {temporality} is not "
-                        "0 (unspecified), 1 (delta) or 2 (cumulative)",
-                        points,
-                    )
-                    continue
-                monotonic = data.is_monotonic if mtype == "sum" else None
-                metadata = kv_list_json(metric.metadata, redactor) if len(metric.metadata) else None
-                head = metric.name.encode() + b"\0" + metric.unit.encode() + b"\0" + mtype.encode()
-                for p in data.data_points:
-                    items += 1
-                    start, time = p.start_time_unix_nano, p.time_unix_nano
-                    if (start | time) >= TIMESTAMP_LIMIT:
-                        rejected.add(f"metric {quoted(metric.name)}, data point {items - 1}: {BEYOND_TIMESTAMPS}")
-                        continue
-                    n += 1
-                    cols["metric_name"].append(metric.name)
-                    cols["description"].append(metric.description)
-                    cols["unit"].append(metric.unit)
-                    cols["metric_metadata"].append(metadata)
-                    cols["type"].append(mtype)
-                    cols["temporality"].append(None if temporality is None else TEMPORALITY[temporality])
-                    cols["is_monotonic"].append(monotonic)
-                    cols["start_time"].append(start)
-                    cols["time"].append(time)
-                    values = _point_values(mtype, p, redactor)
-                    for name in _POINT_ONLY:
-                        cols[name].append(values.get(name))
-                    cols["flags"].append(p.flags)
-                    cols["attributes"].append(kv_list_json(p.attributes, redactor))
-                    digest = base.copy()
-                    digest.update(head)
-                    digest.update(p.SerializeToString(deterministic=True))
-                    cols["content_hash"].append(digest.hexdigest())
-            extend_resource_scope(cols, res, sm, redactor, n)
-    rejected.check(items)
-    fill_ingest_columns(cols, len(cols["time"]), principal, received_at_us)
-    return FoldedBatch(
-        signal="metrics",
-        tables={"metric_points": table(cols, METRIC_POINTS_SCHEMA)},
-        items=items,
-        rejected=rejected.count,
-        error_message=rejected.message,
+                n += 1
+                cols["metric_name"].append(metric.name)
+                cols["description"].append(metric.description)
+                cols["unit"].append(metric.unit)
+                cols["metric_metadata"].append(metadata)
+                cols["type"].append(mtype)
+                cols["temporality"].append(None if temporality is None else TEMPORALITY[temporality])
+                cols["is_monotonic"].append(monotonic)
+                cols["start_time"].append(start)
+                cols["time"].append(time)
+                values = _point_values(mtype, p, redactor)
+                for name in _POINT_ONLY:
+                    cols[name].append(values.get(name))
+                cols["flags"].append(p.flags)
+                cols["attributes"].append(kv_list_json(p.attributes, redactor))
+                digest = base.copy()
+                digest.update(head)
+                digest.update(p.SerializeToString(deterministic=True))
+                cols["content_hash"].append(digest.hexdigest())
+        extend_resource_scope(cols, res, sm, redactor, n)
+    return one_table_batch(
+        "metrics", "metric_points", cols, METRIC_POINTS_SCHEMA, items, rejected, principal, received_at_us
     )

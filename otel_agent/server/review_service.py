@@ -135,20 +135,10 @@ def insert_review(con: duckdb.DuckDBPyConnection, record: ReviewRecord) -> Revie
     return record
 
 
-def write_review(
-    con: duckdb.DuckDBPyConnection,
-    target_kind: str,
-    target_id: str,
-    decision: str,
-    reviewer: str,
-    reason: str | None = None,
-    *,
-    principal: str | None = None,
-    now: _dt.datetime | None = None,
-) -> ReviewRecord:
-    """Validate, copy the target record, append one row to ``reviews`` (nothing is written on an error)."""
-    record = prepare_review(con, target_kind, target_id, decision, reviewer, reason, principal=principal, now=now)
-    return insert_review(con, record)
+def write_review(con: duckdb.DuckDBPyConnection, *args: Any, **kwargs: Any) -> ReviewRecord:
+    """``prepare_review`` (its arguments, one signature) then ``insert_review`` on the same connection: validate,
+    copy the target record, append one row to ``reviews`` (nothing is written on an error)."""
+    return insert_review(con, prepare_review(con, *args, **kwargs))
 
 
 @dataclass

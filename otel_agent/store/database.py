@@ -16,7 +16,7 @@ import duckdb
 
 from otel_agent.errors import SchemaVersionError, StoreInUseError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
-from otel_agent.store.open_errors import check_file, open_failure
+from otel_agent.store.open_errors import check_file, closing_on_failure, open_failure
 from otel_agent.store.prices import load_prices, shipped_prices_text
 from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, check_registered, ddl, statement
 
@@ -253,22 +253,16 @@ def open_store(
         except OSError as exc:
             raise open_failure(path, exc) from exc
         con = duckdb.connect(":memory:", config=config)
-        try:
-            con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
-            con.execute(f"USE {STORE_CATALOG}")
-        except duckdb.ResourceInUseException as exc:
-            con.close()
-            raise StoreInUseError(
-                f"{path} is already open for writing in this process (a receiver or a DuckDBSpanExporter holds "
-                "it): query it through that (e.g. the receiver's query API), or close it first"
-            ) from exc
-        except duckdb.Error as exc:
-            con.close()
-            raise open_failure(path, exc) from exc
-        except BaseException:
-            con.close()
-            raise
-    try:
+        with closing_on_failure(con, path):
+            try:
+                con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
+                con.execute(f"USE {STORE_CATALOG}")
+            except duckdb.ResourceInUseException as exc:
+                raise StoreInUseError(
+                    f"{path} is already open for writing in this process (a receiver or a DuckDBSpanExporter holds "
+                    "it): query it through that (e.g. the receiver's query API), or close it first"
+                ) from exc
+    with closing_on_failure(con, path):
         tables, version = store_facts(con)
         existed = check_store(path, tables, version, writing=True)
         migrate(con)
@@ -280,12 +274,6 @@ def open_store(
         apply_derived(con)
         _record_fingerprint(con)
         con.execute("COMMIT")
-    except duckdb.Error as exc:
-        con.close()
-        raise open_failure(path, exc) from exc
-    except BaseException:
-        con.close()
-        raise
     return con
 
 

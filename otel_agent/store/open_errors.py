@@ -3,8 +3,11 @@ errors turned into ``StoreOpenError`` messages that name the file and the cause 
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from otel_agent.errors import StoreHeldError, StoreOpenError
 
@@ -75,3 +78,19 @@ def open_failure(path: str, exc: BaseException) -> StoreOpenError:
     else:
         cause = text.splitlines()[0] if text else type(exc).__name__
     return StoreOpenError(f"cannot open the store {path}: {cause}")
+
+
+@contextlib.contextmanager
+def closing_on_failure(con: Any, path: str) -> Iterator[None]:
+    """Close ``con`` when the block fails (a store opened half-way is never left open); a DuckDB error leaves as
+    ``open_failure`` naming ``path``, anything else as it is."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        con.close()
+        raise open_failure(path, exc) from exc
+    except BaseException:
+        con.close()
+        raise

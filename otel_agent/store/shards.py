@@ -39,7 +39,7 @@ from otel_agent.store.database import (
     store_facts,
     stored_fingerprint,
 )
-from otel_agent.store.open_errors import check_file, open_failure
+from otel_agent.store.open_errors import check_file, closing_on_failure, open_failure
 from otel_agent.store.statements import check_registered, statement
 
 __all__ = ["META_TABLE", "PRODUCT_TABLES", "RAW_TABLES", "ShardAttachError", "attach_shards", "open_read_only"]
@@ -135,16 +135,10 @@ def open_read_only(paths: list[str]) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(path, read_only=True, config=DUCKDB_CONFIG)
     except duckdb.Error as exc:
         raise open_failure(path, exc) from exc
-    try:
+    with closing_on_failure(con, path):
         tables, version = store_facts(con)
         check_store(path, tables, version, writing=False)
         current = version == SCHEMA_VERSION and stored_fingerprint(con) == derived_fingerprint()
-    except duckdb.Error as exc:
-        con.close()
-        raise open_failure(path, exc) from exc
-    except BaseException:
-        con.close()
-        raise
     if current:
         return con
     con.close()  # another release's views (or none): read it through the current ones

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -36,6 +37,17 @@ def store_of(path: Path, record: Callable[[], Any]) -> Path:
     with recording() as spans:
         record()
     return write_store(path, spans)
+
+
+def store_fixture(record: Callable[[], Any]) -> Any:
+    """A module-scoped fixture giving the store of ``record``, written once for the module's tests (which only
+    read it: views, macros and read-only CLI commands)."""
+
+    @pytest.fixture(scope="module")
+    def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        return store_of(tmp_path_factory.mktemp("seed") / "s.duckdb", record)
+
+    return db
 
 
 def rows(path: Path, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import otel_agent.instrument as oi
-from tests.seeds.support import rows, run_cli, store_of
+from tests.seeds.support import rows, run_cli, store_fixture
 
 NEW = oi.ActionBinding(run_id="run_gc", config_hash="sha256:new", variant="candidate")
 OLD = oi.ActionBinding(run_id="run_gc", config_hash="sha256:old", variant="candidate")
@@ -33,8 +33,10 @@ def record() -> None:
         )
 
 
-def test_mismatched_evidence_is_flagged_and_does_not_support(tmp_path: Path) -> None:
-    db = store_of(tmp_path / "s.duckdb", record)
+db = store_fixture(record)
+
+
+def test_mismatched_evidence_is_flagged_and_does_not_support(db: Path) -> None:
     assert rows(db, "SELECT record_kind, record_id, action_config_hash FROM action_bindings ORDER BY 1, 2") == [
         {"record_kind": "claim", "record_id": "cl_ok", "action_config_hash": "sha256:new"},
         {"record_kind": "claim", "record_id": "cl_stale", "action_config_hash": "sha256:new"},
@@ -69,8 +71,7 @@ def test_mismatched_evidence_is_flagged_and_does_not_support(tmp_path: Path) -> 
         " action (binding mismatch))*" in report  # fmt: skip
 
 
-def test_claim_lineage_of_judges_the_binding_as_the_view_does(tmp_path: Path) -> None:
-    db = store_of(tmp_path / "s.duckdb", record)
+def test_claim_lineage_of_judges_the_binding_as_the_view_does(db: Path) -> None:
     for claim in ("cl_ok", "cl_stale"):
         view = rows(db, "SELECT * FROM claim_lineage WHERE claim_id = ? ORDER BY citation_id", [claim])
         macro = rows(db, "SELECT * FROM claim_lineage_of(?) ORDER BY citation_id", [claim])

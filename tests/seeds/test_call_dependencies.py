@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import otel_agent.instrument as oi
-from tests.seeds.support import rows, run_cli, store_of
+from tests.seeds.support import rows, run_cli, store_fixture
 
 
 def record() -> None:
@@ -32,8 +32,10 @@ def record() -> None:
                     pass
 
 
-def test_provider_calls_carry_the_dependencies(tmp_path: Path) -> None:
-    db = store_of(tmp_path / "s.duckdb", record)
+db = store_fixture(record)
+
+
+def test_provider_calls_carry_the_dependencies(db: Path) -> None:
     got = rows(
         db,
         "SELECT iteration, prompt_name, prompt_version, agent_name, input_artifacts, output_artifacts,"
@@ -51,8 +53,7 @@ def test_provider_calls_carry_the_dependencies(tmp_path: Path) -> None:
     assert tools == [{"iteration": None, "input_artifacts": ["comparison_report.json"], "output_artifacts": []}] * 2
 
 
-def test_what_quality_review_round_2_depended_on_and_produced(tmp_path: Path) -> None:
-    db = store_of(tmp_path / "s.duckdb", record)
+def test_what_quality_review_round_2_depended_on_and_produced(db: Path) -> None:
     got = rows(
         db,
         "SELECT call_kind, direction, ref, artifact_id, artifact_version FROM call_dependencies"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import otel_agent.instrument as oi
-from tests.seeds.support import rows, run_cli, store_of
+from tests.seeds.support import rows, run_cli, store_fixture
 
 
 def record() -> None:
@@ -47,8 +47,10 @@ def record() -> None:
             )
 
 
-def test_repairs_view(tmp_path: Path) -> None:
-    db = store_of(tmp_path / "s.duckdb", record)
+db = store_fixture(record)
+
+
+def test_repairs_view(db: Path) -> None:
     got = rows(
         db,
         "SELECT repair_id, iteration, action, applied, target, before, after, computed_by, computed_by_name,"
@@ -71,8 +73,7 @@ def test_repairs_view(tmp_path: Path) -> None:
     ]
 
 
-def test_candidate_history_lines_up_candidate_evaluation_and_repair(tmp_path: Path) -> None:
-    db = store_of(tmp_path / "s.duckdb", record)
+def test_candidate_history_lines_up_candidate_evaluation_and_repair(db: Path) -> None:
     got = rows(
         db,
         "SELECT version, iteration, content, produced_by_repair_id, evaluations, evaluation_passed, evaluation,"

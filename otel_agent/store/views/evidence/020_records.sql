@@ -12,6 +12,21 @@
 -- GenAI retrieval spans (named `retrieval[ {data source}]`, `gen_ai.retrieval.documents` structured or a JSON
 -- string).
 
+-- oa_record_spans(span_name, kind, shape): our record spans of one kind, the shape every record view starts
+-- from (sources, evidence items, claims, citations, conflicts; artifacts and versions in 040_artifacts.sql).
+-- Selected by their registry span name, then confirmed by otel_agent.record.kind; `a` is the span's
+-- attributes parsed once by json_transform with `shape` (a JSON structure literal, which must name
+-- otel_agent.record.kind, otel_agent.run.id and otel_agent.step.id).
+CREATE OR REPLACE MACRO oa_record_spans(span_name, kind, shape) AS TABLE
+SELECT a, a['otel_agent.run.id'] AS run_id, a['otel_agent.step.id'] AS step_id,
+       trace_id, span_id, service_name, start_time
+FROM (
+    SELECT json_transform(attributes, shape) AS a, trace_id, span_id, service_name, start_time
+    FROM spans
+    WHERE name = span_name
+)
+WHERE a['otel_agent.record.kind'] = kind;
+
 -- One row per document found on a retrieval span of another convention (parsed at ingest into
 -- parsed_retrieval_documents by retrieval_documents_in, 003_retrieval_documents.sql). A span delivered again
 -- with another end time counts once: its earliest copy. run_id is the run the span belongs to by the rule of
@@ -46,18 +61,7 @@ LEFT JOIN (SELECT trace_id, span_id, any_value(parent_run_id) AS parent_run_id F
 LEFT JOIN trace_runs AS tr ON tr.trace_id = d.trace_id;
 
 CREATE OR REPLACE VIEW sources AS
-WITH own AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.source.id": "VARCHAR",
-               "otel_agent.source.url": "VARCHAR", "otel_agent.source.title": "VARCHAR",
-               "otel_agent.source.provider": "VARCHAR", "otel_agent.source.retrieved_at": "VARCHAR",
-               "otel_agent.source.metadata": "VARCHAR", "otel_agent.run.id": "VARCHAR",
-               "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.source'
-),
-own_rows AS (
+WITH own_rows AS (
     SELECT a['otel_agent.source.id'] AS source_id,
            a['otel_agent.source.url'] AS url,
            a['otel_agent.source.title'] AS title,
@@ -67,12 +71,16 @@ own_rows AS (
            CASE WHEN json_valid(a['otel_agent.source.metadata']) THEN a['otel_agent.source.metadata']::JSON END
                AS metadata,
            'otel_agent' AS origin,
-           a['otel_agent.run.id'] AS run_id,
-           a['otel_agent.step.id'] AS step_id,
+           run_id,
+           step_id,
            trace_id, span_id, service_name,
            start_time AS recorded_at
-    FROM own
-    WHERE a['otel_agent.record.kind'] = 'source'
+    FROM oa_record_spans('otel_agent.source', 'source', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.source.id": "VARCHAR",
+               "otel_agent.source.url": "VARCHAR", "otel_agent.source.title": "VARCHAR",
+               "otel_agent.source.provider": "VARCHAR", "otel_agent.source.retrieved_at": "VARCHAR",
+               "otel_agent.source.metadata": "VARCHAR", "otel_agent.run.id": "VARCHAR",
+               "otel_agent.step.id": "VARCHAR"}')
 ),
 documents AS (
     SELECT coalesce(document_id, 'doc:' || trace_id || ':' || span_id || ':' || doc_index) AS source_id,
@@ -87,18 +95,7 @@ WHERE source_id IS NOT NULL
 QUALIFY row_number() OVER (PARTITION BY source_id ORDER BY recorded_at, trace_id, span_id) = 1;
 
 CREATE OR REPLACE VIEW evidence_items AS
-WITH own AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.evidence.id": "VARCHAR",
-               "otel_agent.evidence.source_id": "VARCHAR", "otel_agent.evidence.excerpt": "VARCHAR",
-               "otel_agent.evidence.confidence": "VARCHAR", "otel_agent.evidence.supports_step": "VARCHAR",
-               "otel_agent.evidence.metadata": "VARCHAR", "otel_agent.run.id": "VARCHAR",
-               "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.evidence_item'
-),
-own_rows AS (
+WITH own_rows AS (
     SELECT a['otel_agent.evidence.id'] AS evidence_id,
            a['otel_agent.evidence.source_id'] AS source_id,
            a['otel_agent.evidence.excerpt'] AS excerpt,
@@ -108,12 +105,16 @@ own_rows AS (
            CASE WHEN json_valid(a['otel_agent.evidence.metadata']) THEN a['otel_agent.evidence.metadata']::JSON END
                AS metadata,
            'otel_agent' AS origin,
-           a['otel_agent.run.id'] AS run_id,
-           a['otel_agent.step.id'] AS step_id,
+           run_id,
+           step_id,
            trace_id, span_id, service_name,
            start_time AS recorded_at
-    FROM own
-    WHERE a['otel_agent.record.kind'] = 'evidence_item'
+    FROM oa_record_spans('otel_agent.evidence_item', 'evidence_item', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.evidence.id": "VARCHAR",
+               "otel_agent.evidence.source_id": "VARCHAR", "otel_agent.evidence.excerpt": "VARCHAR",
+               "otel_agent.evidence.confidence": "VARCHAR", "otel_agent.evidence.supports_step": "VARCHAR",
+               "otel_agent.evidence.metadata": "VARCHAR", "otel_agent.run.id": "VARCHAR",
+               "otel_agent.step.id": "VARCHAR"}')
 ),
 documents AS (
     SELECT 'retrieval:' || trace_id || ':' || span_id || ':' || doc_index AS evidence_id,
@@ -140,75 +141,57 @@ FROM items i
 LEFT JOIN review_status r ON r.target_kind = 'evidence_item' AND r.target_id = i.evidence_id;
 
 CREATE OR REPLACE VIEW claims AS
-WITH raw AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.claim.id": "VARCHAR",
-               "otel_agent.claim.text": "VARCHAR", "otel_agent.claim.confidence": "VARCHAR",
-               "otel_agent.claim.artifact_version_id": "VARCHAR", "otel_agent.run.id": "VARCHAR",
-               "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.claim'
-)
 SELECT a['otel_agent.claim.id'] AS claim_id,
        a['otel_agent.claim.text'] AS text,
        a['otel_agent.claim.confidence'] AS confidence,
        a['otel_agent.claim.artifact_version_id'] AS artifact_version_id,
-       a['otel_agent.run.id'] AS run_id,
-       a['otel_agent.step.id'] AS step_id,
+       run_id,
+       step_id,
        trace_id, span_id, service_name,
        start_time AS recorded_at
-FROM raw
-WHERE a['otel_agent.record.kind'] = 'claim' AND a['otel_agent.claim.id'] IS NOT NULL
+FROM oa_record_spans('otel_agent.claim', 'claim', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.claim.id": "VARCHAR",
+               "otel_agent.claim.text": "VARCHAR", "otel_agent.claim.confidence": "VARCHAR",
+               "otel_agent.claim.artifact_version_id": "VARCHAR", "otel_agent.run.id": "VARCHAR",
+               "otel_agent.step.id": "VARCHAR"}')
+WHERE a['otel_agent.claim.id'] IS NOT NULL
 QUALIFY row_number() OVER (PARTITION BY claim_id ORDER BY recorded_at, trace_id, span_id) = 1;
 
 CREATE OR REPLACE VIEW citations AS
-WITH raw AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.citation.id": "VARCHAR",
-               "otel_agent.citation.claim_id": "VARCHAR", "otel_agent.citation.evidence_id": "VARCHAR",
-               "otel_agent.citation.text": "VARCHAR", "otel_agent.citation.status": "VARCHAR",
-               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.citation'
-)
 SELECT a['otel_agent.citation.id'] AS citation_id,
        a['otel_agent.citation.claim_id'] AS claim_id,
        a['otel_agent.citation.evidence_id'] AS evidence_id,
        a['otel_agent.citation.text'] AS citation_text,
        a['otel_agent.citation.status'] AS status,
-       a['otel_agent.run.id'] AS run_id,
-       a['otel_agent.step.id'] AS step_id,
+       run_id,
+       step_id,
        trace_id, span_id, service_name,
        start_time AS recorded_at
-FROM raw
-WHERE a['otel_agent.record.kind'] = 'citation' AND a['otel_agent.citation.id'] IS NOT NULL
+FROM oa_record_spans('otel_agent.citation', 'citation', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.citation.id": "VARCHAR",
+               "otel_agent.citation.claim_id": "VARCHAR", "otel_agent.citation.evidence_id": "VARCHAR",
+               "otel_agent.citation.text": "VARCHAR", "otel_agent.citation.status": "VARCHAR",
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+WHERE a['otel_agent.citation.id'] IS NOT NULL
 QUALIFY row_number() OVER (PARTITION BY citation_id ORDER BY recorded_at, trace_id, span_id) = 1;
 
 CREATE OR REPLACE VIEW conflicts AS
-WITH raw AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.conflict.id": "VARCHAR",
-               "otel_agent.conflict.description": "VARCHAR", "otel_agent.conflict.severity": "VARCHAR",
-               "otel_agent.conflict.claim_ids": ["VARCHAR"], "otel_agent.conflict.evidence_ids": ["VARCHAR"],
-               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.conflict'
-),
-records AS (
+WITH records AS (
     SELECT a['otel_agent.conflict.id'] AS conflict_id,
            a['otel_agent.conflict.description'] AS description,
            a['otel_agent.conflict.severity'] AS severity,
            coalesce(a['otel_agent.conflict.claim_ids'], []::VARCHAR[]) AS claim_ids,
            coalesce(a['otel_agent.conflict.evidence_ids'], []::VARCHAR[]) AS evidence_ids,
-           a['otel_agent.run.id'] AS run_id,
-           a['otel_agent.step.id'] AS step_id,
+           run_id,
+           step_id,
            trace_id, span_id, service_name,
            start_time AS recorded_at
-    FROM raw
-    WHERE a['otel_agent.record.kind'] = 'conflict' AND a['otel_agent.conflict.id'] IS NOT NULL
+    FROM oa_record_spans('otel_agent.conflict', 'conflict', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.conflict.id": "VARCHAR",
+               "otel_agent.conflict.description": "VARCHAR", "otel_agent.conflict.severity": "VARCHAR",
+               "otel_agent.conflict.claim_ids": ["VARCHAR"], "otel_agent.conflict.evidence_ids": ["VARCHAR"],
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+    WHERE a['otel_agent.conflict.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY conflict_id ORDER BY recorded_at, trace_id, span_id) = 1
 )
 SELECT c.conflict_id, c.description, c.severity, c.claim_ids, c.evidence_ids,

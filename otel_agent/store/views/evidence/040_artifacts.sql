@@ -4,20 +4,7 @@
 -- A version's status comes from reviews: its latest approve/reject verdict, else draft.
 
 CREATE OR REPLACE VIEW artifact_versions AS
-WITH parsed AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
-               "otel_agent.artifact_version.id": "VARCHAR", "otel_agent.artifact_version.number": "BIGINT",
-               "otel_agent.artifact_version.previous_id": "VARCHAR", "otel_agent.artifact_version.content": "VARCHAR",
-               "otel_agent.artifact_version.content_sha256": "VARCHAR",
-               "otel_agent.artifact_version.source_step_id": "VARCHAR",
-               "otel_agent.artifact_version.evidence_ids": ["VARCHAR"],
-               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.artifact_version'
-),
-raw AS (
+WITH raw AS (
     SELECT a['otel_agent.artifact_version.id'] AS version_id,
            a['otel_agent.artifact.id'] AS artifact_id,
            a['otel_agent.artifact_version.number'] AS emitted_number,
@@ -26,13 +13,19 @@ raw AS (
            a['otel_agent.artifact_version.content_sha256'] AS content_sha256,
            a['otel_agent.artifact_version.source_step_id'] AS source_step_id,
            coalesce(a['otel_agent.artifact_version.evidence_ids'], []::VARCHAR[]) AS evidence_ids,
-           a['otel_agent.run.id'] AS run_id,
-           a['otel_agent.step.id'] AS step_id,
+           run_id,
+           step_id,
            trace_id, span_id, service_name,
            start_time AS created_at
-    FROM parsed
-    WHERE a['otel_agent.record.kind'] = 'artifact_version'
-      AND a['otel_agent.artifact_version.id'] IS NOT NULL AND a['otel_agent.artifact.id'] IS NOT NULL
+    FROM oa_record_spans('otel_agent.artifact_version', 'artifact_version', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
+               "otel_agent.artifact_version.id": "VARCHAR", "otel_agent.artifact_version.number": "BIGINT",
+               "otel_agent.artifact_version.previous_id": "VARCHAR", "otel_agent.artifact_version.content": "VARCHAR",
+               "otel_agent.artifact_version.content_sha256": "VARCHAR",
+               "otel_agent.artifact_version.source_step_id": "VARCHAR",
+               "otel_agent.artifact_version.evidence_ids": ["VARCHAR"],
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+    WHERE a['otel_agent.artifact_version.id'] IS NOT NULL AND a['otel_agent.artifact.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY version_id ORDER BY created_at, trace_id, span_id) = 1
 ),
 numbered AS (
@@ -61,25 +54,19 @@ FROM numbered n
 LEFT JOIN review_status r ON r.target_kind = 'artifact_version' AND r.target_id = n.version_id;
 
 CREATE OR REPLACE VIEW artifacts AS
-WITH parsed AS (
-    SELECT json_transform(attributes, '{
-               "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
-               "otel_agent.artifact.type": "VARCHAR", "otel_agent.artifact.name": "VARCHAR",
-               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}') AS a,
-           trace_id, span_id, service_name, start_time
-    FROM spans
-    WHERE name = 'otel_agent.artifact'
-),
-containers AS (
+WITH containers AS (
     SELECT a['otel_agent.artifact.id'] AS artifact_id,
            a['otel_agent.artifact.type'] AS type,
            a['otel_agent.artifact.name'] AS name,
-           a['otel_agent.run.id'] AS run_id,
-           a['otel_agent.step.id'] AS step_id,
+           run_id,
+           step_id,
            trace_id, span_id, service_name,
            start_time AS created_at
-    FROM parsed
-    WHERE a['otel_agent.record.kind'] = 'artifact' AND a['otel_agent.artifact.id'] IS NOT NULL
+    FROM oa_record_spans('otel_agent.artifact', 'artifact', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
+               "otel_agent.artifact.type": "VARCHAR", "otel_agent.artifact.name": "VARCHAR",
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+    WHERE a['otel_agent.artifact.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY artifact_id ORDER BY created_at, trace_id, span_id) = 1
 ),
 versions AS (
