@@ -99,8 +99,13 @@ def collect(relations: Iterable[str], items: Iterable[tuple[str, str]]) -> Snaps
 
 
 def snapshot_of(con: duckdb.DuckDBPyConnection, relations: dict[str, list[str]]) -> Snapshot:
-    """Every relation of ``relations`` read through ``con`` (in this process)."""
-    return collect(relations, con.execute(snapshot_sql(relations)).fetchall())
+    """Every relation of ``relations`` read through ``con`` (in this process), one statement per relation:
+    DuckDB plans one UNION ALL of every derived view ~10x slower than the views one by one (38 s vs 3.5 s on the
+    demo store), and the rows are the same."""
+    items: list[tuple[str, str]] = []
+    for name, columns in relations.items():
+        items += con.execute(snapshot_sql({name: columns})).fetchall()
+    return collect(relations, items)
 
 
 def differences(got: Snapshot, want: Snapshot) -> dict[str, dict[str, list[str]]]:

@@ -18,9 +18,10 @@ from typing import Any
 
 import duckdb
 
+from otel_agent.query.client import open_readonly
 from otel_agent.store.shards import RAW_TABLES
 from tests.collector import workload
-from tests.collector.compare import Snapshot, collect, declared_views, describe, differences, relations_of, snapshot_sql
+from tests.collector.compare import Snapshot, declared_views, describe, differences, relations_of, snapshot_of
 from tests.collector.conftest import otel_agent_sql, wait_for_count
 
 RUNS = 12  # planner runs, each with one handoff: 38 traces over 3 shards
@@ -32,10 +33,15 @@ HANDOFF_JOIN = (
 
 
 def snapshot(dbs: list[Path], relations: dict[str, list[str]]) -> Snapshot:
-    """Every relation as a multiset of canonical JSON rows, read through ``otel-agent sql`` (a subprocess):
-    one CLI call per side, whatever the number of views."""
-    out = json.loads(otel_agent_sql(snapshot_sql(relations), dbs))
-    return collect(relations, ((item["relation"], item["row"]) for item in out))
+    """Every relation as a multiset of canonical JSON rows, read through the connection ``otel-agent sql --db A
+    --db B …`` opens (query.client.open_readonly: the shards attached, the current derived SQL over their
+    union), in this process: the CLI itself is proven on the handoff join above, and one statement per view is
+    ~10x faster than one CLI statement over every view (see compare.snapshot_of)."""
+    con = open_readonly([str(p) for p in dbs])
+    try:
+        return snapshot_of(con, relations)
+    finally:
+        con.close()
 
 
 def shard_contents(path: Path) -> dict[str, Any]:
