@@ -25,6 +25,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -214,7 +215,8 @@ class Lifecycle:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
         horizon = now - dt.timedelta(seconds=self.retention_s) if self.retention_s is not None else None
         if self.max_db_bytes is not None and _used_bytes(cur) > self.max_db_bytes:
-            oldest = _oldest(cur, SPANS.table, "end_time")
+            times = [_oldest(cur, spec.table, spec.time) for spec in (SPANS, LINEAGE_KEYS, *RECORDS) if spec.time]
+            oldest = min((t for t in times if t is not None), default=None)
             if oldest is not None:  # over the size: the oldest window goes, whatever its age
                 end = _window_of(oldest) + HOUR
                 horizon = end if horizon is None else max(horizon, end)
@@ -304,11 +306,17 @@ def _oldest(
 
 
 def _used_bytes(cur: duckdb.DuckDBPyConnection) -> int:
-    """Bytes of the store's blocks in use (free blocks are reused, so the file's size is not the measure)."""
+    """Bytes of the store's blocks in use plus its WAL (free blocks are reused, so the file's size is not the
+    measure; data not yet checkpointed is only in the WAL)."""
     rows = cur.execute(
-        "SELECT used_blocks * block_size FROM pragma_database_size() WHERE database_name = current_database()"
+        "SELECT used_blocks * block_size, (SELECT path FROM duckdb_databases() WHERE database_name = d.database_name) "
+        "FROM pragma_database_size() d WHERE database_name = current_database()"
     ).fetchall()
-    return int(rows[0][0]) if rows else 0
+    if not rows:
+        return 0
+    used, path = rows[0]
+    wal = Path(f"{path}.wal") if path else None
+    return int(used or 0) + (wal.stat().st_size if wal is not None and wal.exists() else 0)
 
 
 def make_lifecycle(con: duckdb.DuckDBPyConnection, config: Any) -> Lifecycle:

@@ -1,0 +1,90 @@
+"""Reading live ∪ archive: every raw table becomes a view over the live store(s) and the archive's Parquet,
+deduplicated by its re-delivery key, with the derived SQL on top, so runs, lineage, receipts… answer over the
+whole history.
+
+A local archive is read by DuckDB's own Parquet reader (``read_parquet`` with ``hive_partitioning``); an S3 one
+through pyarrow's filesystem layer (DuckDB here has no httpfs: REFERENCE §10), registered as an Arrow dataset
+that DuckDB scans with projection and filter pushdown. Archive columns are cast to the live table's types (JSON
+is stored as Parquet strings), so a view's rows are typed exactly as the live table's.
+
+Which archive the reading commands use is set by their shared ``--archive`` option (``cli/options.py``)
+through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+
+import duckdb
+import pyarrow.dataset as pads
+
+from otel_agent.lifecycle.archive import Archive
+from otel_agent.lifecycle.tables import BY_TABLE
+from otel_agent.store.database import apply_derived
+from otel_agent.store.shards import META_TABLE, PRODUCT_TABLES, RAW_TABLES, _alias, _attach, _check_shard, union_sql
+
+_ARCHIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("otel_agent_read_archive", default=None)
+
+
+def use_archive(uri: str | None) -> None:
+    _ARCHIVE.set(uri)
+
+
+def current_archive() -> str | None:
+    return _ARCHIVE.get()
+
+
+def archive_source(con: duckdb.DuckDBPyConnection, archive: Archive, table: str) -> str | None:
+    """A FROM-able expression for ``table``'s archive, or None when it has no file yet."""
+    if not archive.files(table):
+        return None
+    if archive.is_local:
+        glob = f"{archive.root}/signal={table}/**/*.parquet".replace("'", "''")
+        return f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
+    dataset = pads.dataset(
+        f"{archive.root}/signal={table}", filesystem=archive.fs, format="parquet", partitioning="hive"
+    )
+    con.register(f"archive_{table}", dataset)
+    return f"archive_{table}"
+
+
+def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection: each store attached read-only, raw tables = live ∪ archive (deduplicated)."""
+    archive = Archive(uri)
+    con = duckdb.connect(":memory:")
+    try:
+        for i, path in enumerate(dbs):
+            _attach(con, _alias(i), os.path.realpath(path))
+            _check_shard(con, _alias(i), path)
+        for table in RAW_TABLES:
+            con.execute(f"CREATE VIEW {table} AS {live_and_archive_sql(con, archive, table, len(dbs))}")
+        con.execute(f"CREATE VIEW {META_TABLE} AS SELECT * FROM {_alias(0)}.main.{META_TABLE}")
+        for table in PRODUCT_TABLES:  # never archived: the product's tables live only in the stores
+            con.execute(f"CREATE TABLE {table} AS {union_sql(table, len(dbs))}")
+        apply_derived(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def live_and_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table: str, shards: int) -> str:
+    live = union_sql(table, shards)
+    source = archive_source(con, archive, table)
+    if source is None:
+        return live
+    columns = con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = ? AND table_name = ? "
+        "ORDER BY column_index",
+        [_alias(0), table],
+    ).fetchall()
+    names = ", ".join(f'"{c}"' for c, _ in columns)
+    casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
+    keys = ", ".join(f'"{k}"' for k in BY_TABLE[table].keys)
+    # The live copy wins over the archived one (ORDER BY: live first), so a row present in both reads as stored.
+    return (
+        f"SELECT {names} FROM (SELECT {names}, 0 AS lc_from_archive FROM ({live}) "
+        f"UNION ALL SELECT {casts}, 1 FROM {source}) "
+        f"QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY lc_from_archive) = 1"
+    )
