@@ -54,6 +54,8 @@ def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
     archive = Archive(uri)
     con = duckdb.connect(":memory:")
     try:
+        if archive.is_local:  # the one directory a locked-down connection (query.readonly) may still read
+            con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
         for i, path in enumerate(dbs):
             _attach(con, _alias(i), os.path.realpath(path))
             _check_shard(con, _alias(i), path)
