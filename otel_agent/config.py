@@ -102,6 +102,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Local directory or s3:// URI of the Parquet archive: closed windows are written there before retention "
         "deletes them (docs/scale.md).",
     ),
+    Setting(
+        "iceberg_catalog",
+        None,
+        str,
+        "SQLAlchemy URL of the Iceberg SQL catalog the archive is registered in (sqlite:///FILE or "
+        "postgresql://…); default: a SQLite file in a local archive.",
+    ),
 )
 
 
@@ -183,6 +190,7 @@ class ReceiverConfig:
     retention: str | None = None
     max_db_bytes: int | None = None
     archive: str | None = None
+    iceberg_catalog: str | None = None
 
     @classmethod
     def resolve(cls, **given: Any) -> ReceiverConfig:

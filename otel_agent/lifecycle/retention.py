@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -35,6 +35,9 @@ from otel_agent.errors import ConfigError
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import LINEAGE_KEYS, RECORDS, SPAN_CHILDREN, SPANS, TableSpec
 from otel_agent.store.database import store_cursor
+
+if TYPE_CHECKING:
+    from otel_agent.lifecycle.iceberg import IcebergMirror
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,7 @@ class LifecycleStats:
     max_step_ms: float = 0.0
     checkpoints: int = 0
     checkpoint_seconds: float = 0.0
+    iceberg_appends: int = 0
     errors: int = 0
     last_error: str | None = None
     horizon: str | None = None
@@ -88,6 +92,7 @@ class Lifecycle:
         retention_s: float | None,
         max_db_bytes: int | None = None,
         archive: Archive | None = None,
+        iceberg: IcebergMirror | None = None,
         batch_rows: int = 500,
         interval_s: float = 1.0,
     ) -> None:
@@ -95,6 +100,7 @@ class Lifecycle:
         self.retention_s = retention_s
         self.max_db_bytes = max_db_bytes
         self.archive = archive
+        self.iceberg = iceberg
         self.batch_rows = batch_rows
         self.interval_s = interval_s
         self.stats = LifecycleStats()
@@ -192,6 +198,7 @@ class Lifecycle:
             "max_delete_step_ms": round(s.max_step_ms, 2),
             "checkpoints": s.checkpoints,
             "checkpoint_seconds": round(s.checkpoint_seconds, 3),
+            "iceberg_appends": s.iceberg_appends,
             "errors": s.errors,
             "last_error": s.last_error,
         }
@@ -281,6 +288,8 @@ class Lifecycle:
             self.stats.files_written += 1
             self.stats.rows_archived += result.rows_written
             self.stats.bytes_archived += result.bytes_written
+        if self.iceberg is not None:  # after the Parquet is verified; catches up on files a crash left out
+            self.stats.iceberg_appends += self.iceberg.sync_window(self.archive, spec.signal, start)
 
 
 def _delete(con: duckdb.DuckDBPyConnection, table: str, keys: tuple[str, ...], time_col: str | None) -> int:
@@ -321,9 +330,16 @@ def _used_bytes(cur: duckdb.DuckDBPyConnection) -> int:
 
 def make_lifecycle(con: duckdb.DuckDBPyConnection, config: Any) -> Lifecycle:
     """The receiver's lifecycle from its settings (``enabled`` is False when none of them is set)."""
+    archive = Archive(config.archive) if config.archive else None
+    iceberg = None
+    if archive is not None:
+        from otel_agent.lifecycle.iceberg import default_catalog  # pyiceberg only when archiving
+
+        iceberg = default_catalog(archive, config.iceberg_catalog)
     return Lifecycle(
         con,
         retention_s=parse_duration(config.retention) if config.retention is not None else None,
         max_db_bytes=config.max_db_bytes,
-        archive=Archive(config.archive) if config.archive else None,
+        archive=archive,
+        iceberg=iceberg,
     )
