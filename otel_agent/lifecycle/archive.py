@@ -15,6 +15,7 @@ archived only after its row count has been read back (``WindowWrite.verified``).
 from __future__ import annotations
 
 import datetime as dt
+import urllib.parse
 import uuid
 from dataclasses import dataclass
 
@@ -49,6 +50,8 @@ class Archive:
     def __init__(self, uri: str) -> None:
         self.uri = uri
         self.fs, root = pafs.FileSystem.from_uri(uri)
+        if isinstance(self.fs, pafs.S3FileSystem):
+            self.fs = _s3(uri)
         self.root = root.rstrip("/")
         self.fs.create_dir(self.root, recursive=True)
 
@@ -90,6 +93,20 @@ class Archive:
     def _rows_in(self, path: str) -> int:
         with self.fs.open_input_file(path) as f:
             return pq.ParquetFile(f).metadata.num_rows
+
+
+def _s3(uri: str) -> pafs.S3FileSystem:
+    """The S3 filesystem of ``uri`` (its ``endpoint_override``, ``scheme`` and ``region`` query parameters),
+    with delayed open: an object smaller than one part is then sent as one PutObject. Without it every file is a
+    multipart upload, whose completion some S3-compatible servers (moto 5.2 here) answer in a form Arrow 26
+    rejects."""
+    query = {k: v[-1] for k, v in urllib.parse.parse_qs(urllib.parse.urlsplit(uri).query).items()}
+    return pafs.S3FileSystem(
+        endpoint_override=query.get("endpoint_override"),
+        scheme=query.get("scheme"),
+        region=query.get("region"),
+        allow_delayed_open=True,
+    )
 
 
 def _keys_match(keys: tuple[str, ...], left: str, right: str) -> str:
