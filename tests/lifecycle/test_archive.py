@@ -31,7 +31,7 @@ def test_windows_are_archived_verified_then_deleted(make_receiver, tmp_path) -> 
     sent = spans_at(t1, 400, "a") + spans_at(t2, 250, "b")
     send(r.grpc_address, sent + spans_at(hours_ago(0.1), 50, "recent"))
     report = wait_deleted(r, 650)
-    files = sorted(p.relative_to(archive_dir).parent.as_posix() for p in archive_dir.rglob("*.parquet"))
+    files = sorted(p.relative_to(archive_dir).parent.as_posix() for p in archive_dir.glob("signal=*/**/*.parquet"))
     assert files == [
         f"signal=spans/date={t1:%Y-%m-%d}/hour={t1:%H}",
         f"signal=spans/date={t2:%Y-%m-%d}/hour={t2:%H}",
