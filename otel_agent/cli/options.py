@@ -92,7 +92,7 @@ max_rows_option = click.option(
 def _use_archive(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     from otel_agent.lifecycle.reading import use_archive
 
-    use_archive(value)
+    ctx.call_on_close(use_archive(value))
 
 
 archive_option = click.option(

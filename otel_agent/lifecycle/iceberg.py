@@ -36,7 +36,7 @@ FILE_PROPERTY = "otel_agent.archive_file"
 
 def iceberg_type(t: pa.DataType) -> pa.DataType:
     """The lossless Iceberg-v2-compatible Arrow type of one archive column type."""
-    if isinstance(t, pa.ExtensionType):  # arrow.json (DuckDB's JSON columns): its string storage
+    if isinstance(t, pa.BaseExtensionType):  # arrow.json (DuckDB's JSON columns, pyarrow's JsonType): its storage
         return iceberg_type(t.storage_type)
     if pa.types.is_timestamp(t) and t.unit == "ns":
         return pa.int64()
@@ -53,13 +53,8 @@ def iceberg_type(t: pa.DataType) -> pa.DataType:
 
 def to_iceberg(table: pa.Table) -> pa.Table:
     schema = pa.schema([pa.field(f.name, iceberg_type(f.type)) for f in table.schema])
-    columns = []
-    for f in table.schema:
-        column = table.column(f.name)
-        if isinstance(f.type, pa.ExtensionType):
-            column = pa.chunked_array([c.storage for c in column.chunks], type=f.type.storage_type)
-        columns.append(column.cast(schema.field(f.name).type))
-    return pa.table(columns, schema=schema)
+    # pyarrow casts an extension array (nested ones too) to its storage type, and the rest losslessly.
+    return pa.table([table.column(f.name).cast(f.type) for f in schema], schema=schema)
 
 
 class IcebergMirror:

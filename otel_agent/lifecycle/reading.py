@@ -14,21 +14,24 @@ through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``
 from __future__ import annotations
 
 import contextvars
-import os
+from collections.abc import Callable
 
 import duckdb
 import pyarrow.dataset as pads
 
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import BY_TABLE
-from otel_agent.store.database import apply_derived
-from otel_agent.store.shards import META_TABLE, PRODUCT_TABLES, RAW_TABLES, _alias, _attach, _check_shard, union_sql
+from otel_agent.store.database import RAW_TABLES
+from otel_agent.store.shards import attach_shards, union_sql
 
 _ARCHIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("otel_agent_read_archive", default=None)
 
 
-def use_archive(uri: str | None) -> None:
-    _ARCHIVE.set(uri)
+def use_archive(uri: str | None) -> Callable[[], None]:
+    """Read ``uri`` with the stores from now on in this context; returns the function that undoes it (a command
+    calls it when it ends, so an archive never outlives the command that named it: tests invoke many)."""
+    token = _ARCHIVE.set(uri)
+    return lambda: _ARCHIVE.reset(token)
 
 
 def current_archive() -> str | None:
@@ -50,21 +53,20 @@ def archive_source(con: duckdb.DuckDBPyConnection, archive: Archive, table: str)
 
 
 def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection: each store attached read-only, raw tables = live ∪ archive (deduplicated)."""
+    """An in-memory connection over the store(s) (``store.shards.attach_shards``: each file attached read-only,
+    this release's derived SQL on top) whose raw tables are live ∪ archive, deduplicated.
+
+    The shard catalog is used even for one current file (``open_read_only`` would return the file itself): only
+    an in-memory catalog can hold the union views. DuckDB binds a view's body when it is queried, so replacing
+    the raw-table views is all it takes for every derived view above them to read the whole history. The
+    product tables (reviews, trusted_writers) are never archived and stay the stores' own."""
     archive = Archive(uri)
-    con = duckdb.connect(":memory:")
+    con = attach_shards(dbs)
     try:
         if archive.is_local:  # the one directory a locked-down connection (query.readonly) may still read
             con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
-        for i, path in enumerate(dbs):
-            _attach(con, _alias(i), os.path.realpath(path))
-            _check_shard(con, _alias(i), path)
         for table in RAW_TABLES:
-            con.execute(f"CREATE VIEW {table} AS {live_and_archive_sql(con, archive, table, len(dbs))}")
-        con.execute(f"CREATE VIEW {META_TABLE} AS SELECT * FROM {_alias(0)}.main.{META_TABLE}")
-        for table in PRODUCT_TABLES:  # never archived: the product's tables live only in the stores
-            con.execute(f"CREATE TABLE {table} AS {union_sql(table, len(dbs))}")
-        apply_derived(con)
+            con.execute(f"CREATE OR REPLACE VIEW {table} AS {live_and_archive_sql(con, archive, table, len(dbs))}")
     except BaseException:
         con.close()
         raise
@@ -72,15 +74,12 @@ def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
 
 
 def live_and_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table: str, shards: int) -> str:
-    live = union_sql(table, shards)
+    live = union_sql(table, list(range(shards)))
     source = archive_source(con, archive, table)
     if source is None:
         return live
-    columns = con.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = ? AND table_name = ? "
-        "ORDER BY column_index",
-        [_alias(0), table],
-    ).fetchall()
+    # The live table's columns and types: the archive's are cast to them.
+    columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM ({live})").fetchall()]
     names = ", ".join(f'"{c}"' for c, _ in columns)
     casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
     keys = ", ".join(f'"{k}"' for k in BY_TABLE[table].keys)

@@ -50,10 +50,9 @@ def open_readonly(dbs: list[str]) -> duckdb.DuckDBPyConnection:
             raise StoreNotFoundError(f"no DuckDB file at {db}")
     from otel_agent.lifecycle.reading import current_archive, open_with_archive
 
-    if archive := current_archive():  # --archive: raw tables are live ∪ archive
-        con = open_with_archive(dbs, archive)
-    else:
-        con = open_read_only(dbs)  # through this release's derived SQL, even if another release wrote the file
+    # --archive: raw tables are live ∪ archive; else through this release's derived SQL, whoever wrote the file
+    archive = current_archive()
+    con = open_with_archive(dbs, archive) if archive else open_read_only(dbs)
     lock_down(con)
     return con
 
