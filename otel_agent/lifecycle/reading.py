@@ -14,10 +14,12 @@ through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``
 from __future__ import annotations
 
 import contextvars
+import re
 from collections.abc import Callable
 
 import duckdb
 import pyarrow.dataset as pads
+import pyarrow.fs as pafs
 
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import BY_TABLE
@@ -39,17 +41,43 @@ def current_archive() -> str | None:
 
 
 def archive_source(con: duckdb.DuckDBPyConnection, archive: Archive, table: str) -> str | None:
-    """A FROM-able expression for ``table``'s archive, or None when it has no file yet."""
+    """A FROM-able expression for ``table``'s archive, or None when it has no file yet.
+
+    Partition pruning: for a table with a time column the expression is a UNION ALL of one scan per ``date=``
+    partition, each filtered to its own day. DuckDB's optimizer proves a day's filter and a query's time
+    filter disjoint and drops that scan from the plan (EXPLAIN lists only the days in range), so the files of
+    other days are never opened; within a day, Parquet row-group statistics skip the hours outside the range.
+    Span children (no time column) are one scan, read through their spans' keys."""
     if not archive.files(table):
         return None
+    base = f"{archive.root}/signal={table}"
+    time_col = BY_TABLE[table].time
+    if time_col is None:
+        return _scan(con, archive, base, f"archive_{table}")
+    branches = []
+    for i, day in enumerate(_days(archive, base)):
+        scan = _scan(con, archive, f"{base}/date={day}", f"archive_{table}_{i}")
+        branches.append(
+            f"SELECT * FROM {scan} WHERE \"{time_col}\" >= DATE '{day}' AND \"{time_col}\" < DATE '{day}' + 1"
+        )
+    return "(" + " UNION ALL BY NAME ".join(branches) + ")"
+
+
+def _days(archive: Archive, base: str) -> list[str]:
+    """The ``date=YYYY-MM-DD`` partitions under ``base``."""
+    infos = archive.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    names = (i.base_name for i in infos if i.type == pafs.FileType.Directory)
+    return sorted(n.removeprefix("date=") for n in names if re.fullmatch(r"date=\d{4}-\d{2}-\d{2}", n))
+
+
+def _scan(con: duckdb.DuckDBPyConnection, archive: Archive, directory: str, name: str) -> str:
+    """The Parquet files under ``directory``: DuckDB's reader for a local archive, else a registered Arrow
+    dataset over pyarrow's filesystem (DuckDB scans it with projection and filter pushdown)."""
     if archive.is_local:
-        glob = f"{archive.root}/signal={table}/**/*.parquet".replace("'", "''")
+        glob = f"{directory}/**/*.parquet".replace("'", "''")
         return f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
-    dataset = pads.dataset(
-        f"{archive.root}/signal={table}", filesystem=archive.fs, format="parquet", partitioning="hive"
-    )
-    con.register(f"archive_{table}", dataset)
-    return f"archive_{table}"
+    con.register(name, pads.dataset(directory, filesystem=archive.fs, format="parquet", partitioning="hive"))
+    return name
 
 
 def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
@@ -65,6 +93,8 @@ def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
     try:
         if archive.is_local:  # the one directory a locked-down connection (query.readonly) may still read
             con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
+        # Every query binds the views again, reading each scanned file's footer: keep them once read.
+        con.execute("SET parquet_metadata_cache = true")
         for table in RAW_TABLES:
             con.execute(f"CREATE OR REPLACE VIEW {table} AS {live_and_archive_sql(con, archive, table, len(dbs))}")
     except BaseException:

@@ -11,14 +11,17 @@ from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import SPANS
 from otel_agent.store.database import open_store
 
+FIRST_WINDOW = dt.datetime(2026, 1, 1, 21)
+
 
 def build(root: Path, hours: int = 6, per_hour: int = 20_000) -> tuple[str, str]:
-    """(store path, archive dir): spans of 2026-01-01 00h..; every window archived, then deleted live."""
+    """(store path, archive dir): spans from 2026-01-01 21h on (6 hours cross into 2026-01-02); every window
+    archived, then deleted live."""
     db, archive_dir = str(root / "store.duckdb"), str(root / "archive")
     con = open_store(db)
     archive = Archive(archive_dir)
     for h in range(hours):
-        start = dt.datetime(2026, 1, 1, h)
+        start = FIRST_WINDOW + dt.timedelta(hours=h)
         con.execute(
             "INSERT INTO spans BY NAME SELECT md5(i::VARCHAR) AS trace_id, i::VARCHAR AS span_id, "
             "'generated' AS name, $s::TIMESTAMP_NS + to_seconds(i % 3600) AS end_time FROM range($n) t(i)",
