@@ -66,6 +66,9 @@ def main() -> None:
     print(f"store: {n:,} spans; {s.windows_archived:,} windows; {files:,} files")
     print(f"archive+delete of everything: {elapsed:.1f} s ({n / elapsed:,.0f} spans/s); "
           f"archive {s.archive_seconds:.1f} s ({n / s.archive_seconds:,.0f} spans/s)")  # fmt: skip
+    hours = max(1, len({p.parent for p in Path(archive_dir, "signal=spans").rglob("*.parquet")}))
+    print(f"per hourly window (all raw tables): {elapsed * 1000 / hours:.0f} ms wall, "
+          f"archive {s.archive_seconds * 1000 / hours:.0f} ms; {n / hours:,.0f} spans per window")  # fmt: skip
     print(f"delete steps: {s.delete_steps:,}, {s.delete_seconds * 1000 / max(1, s.delete_steps):.1f} ms mean, "
           f"{s.max_step_ms:.1f} ms max; checkpoints {s.checkpoints} ({s.checkpoint_seconds:.2f} s)")  # fmt: skip
     print(f"Parquet: spans {span_bytes / n:.1f} bytes/span; all raw tables {all_bytes / n:.1f} bytes/span; "

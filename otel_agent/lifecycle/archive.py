@@ -54,6 +54,8 @@ class Archive:
             self.fs = _s3(uri)
         self.root = root.rstrip("/")
         self.fs.create_dir(self.root, recursive=True)
+        # One in-memory database for the key arithmetic, a cursor per call: opening a database costs ~tens of ms.
+        self._duck = duckdb.connect()
 
     @property
     def is_local(self) -> bool:
@@ -73,10 +75,10 @@ class Archive:
 
     def write_window(self, spec: TableSpec, start: dt.datetime, rows: pa.Table) -> WindowWrite:
         """Archive ``rows`` (every live row of the window) and return what was written, verified."""
-        new = _not_yet_archived(rows, self.archived_keys(spec, start), spec.keys)
+        new = _not_yet_archived(self._duck.cursor(), rows, self.archived_keys(spec, start), spec.keys)
         if new.num_rows == 0:
             return WindowWrite(spec.table, start, rows.num_rows, 0, None, 0, True)
-        name = _content_name(new, spec.keys)
+        name = _content_name(self._duck.cursor(), new, spec.keys)
         final = f"{window_dir(self.root, spec.signal, start)}/{name}.parquet"
         if self.fs.get_file_info(final).type == pafs.FileType.File and self._rows_in(final) == new.num_rows:
             return WindowWrite(spec.table, start, rows.num_rows, 0, final, 0, True)
@@ -113,10 +115,11 @@ def _keys_match(keys: tuple[str, ...], left: str, right: str) -> str:
     return " AND ".join(f'{left}."{k}" IS NOT DISTINCT FROM {right}."{k}"' for k in keys)
 
 
-def _not_yet_archived(rows: pa.Table, archived: pa.Table | None, keys: tuple[str, ...]) -> pa.Table:
+def _not_yet_archived(
+    con: duckdb.DuckDBPyConnection, rows: pa.Table, archived: pa.Table | None, keys: tuple[str, ...]
+) -> pa.Table:
     """``rows`` whose key is not among ``archived`` (NULL keys equal each other, as in the views' dedup), sorted
     by key so equal content gives an equal file, and with each key once."""
-    con = duckdb.connect()
     try:
         con.register("lc_rows", rows)
         order = ", ".join(f'"{k}"' for k in keys)
@@ -132,8 +135,7 @@ def _not_yet_archived(rows: pa.Table, archived: pa.Table | None, keys: tuple[str
         con.close()
 
 
-def _content_name(rows: pa.Table, keys: tuple[str, ...]) -> str:
-    con = duckdb.connect()
+def _content_name(con: duckdb.DuckDBPyConnection, rows: pa.Table, keys: tuple[str, ...]) -> str:
     try:
         con.register("lc_rows", rows)
         cols = ", ".join(f'"{k}"' for k in keys)
