@@ -46,9 +46,13 @@ class Maintenance(Protocol):
     otel_agent/lifecycle/retention.py). ``step`` runs before each wait for work, returns True while it has more,
     and must stay short (it delays the next commit); ``report`` is shown by /healthz."""
 
-    def step(self, con: duckdb.DuckDBPyConnection) -> bool: ...
+    def step(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """One bounded piece of work on the writer's connection; True while more is waiting."""
+        ...
 
-    def report(self) -> dict[str, Any]: ...
+    def report(self) -> dict[str, Any]:
+        """What /healthz shows under ``lifecycle``."""
+        ...
 
 
 @dataclass

@@ -38,7 +38,8 @@ def test_windows_are_archived_verified_then_deleted(make_receiver, tmp_path) -> 
     ]
     table = pq.read_table(archive_dir / "signal=spans", partitioning="hive")
     assert sorted(table.column("name").to_pylist()) == sorted(s["name"] for s in sent)
-    assert report["rows_archived"] == 650 and report["archive_files_written"] == 2
+    assert report["rows_archived"] == 650
+    assert report["archive_files_written"] == 2
     assert rows(r, "SELECT count(*) FROM spans") == [(50,)]
 
 
@@ -54,8 +55,11 @@ def test_a_window_written_twice_yields_the_same_file(tmp_path) -> None:
     first = archive.write_window(SPANS, window, rows_)
     again = archive.write_window(SPANS, window, rows_)
     reordered = archive.write_window(SPANS, window, rows_.take(list(range(99, -1, -1))))
-    assert first.rows_written == 100 and not first.already_archived
-    assert again.already_archived and again.rows_written == 0 and reordered.already_archived
+    assert first.rows_written == 100
+    assert not first.already_archived
+    assert again.already_archived
+    assert again.rows_written == 0
+    assert reordered.already_archived
     assert archive.files("spans") == [first.path]
     more = con.sql("SELECT * FROM spans UNION ALL SELECT 'y', '0', TIMESTAMP_NS '2026-01-01 10:30:00'").to_arrow_table()
     late = archive.write_window(SPANS, window, more)

@@ -44,7 +44,8 @@ def test_archive_to_s3_and_read_back(make_receiver, s3_endpoint) -> None:
     client = boto3.client("s3", endpoint_url=f"http://{s3_endpoint}", region_name="us-east-1")
     keys = [o["Key"] for o in client.list_objects_v2(Bucket="lake", Prefix="otel/")["Contents"]]
     span_keys = [k for k in keys if k.startswith("otel/signal=spans/") and k.endswith(".parquet")]
-    assert len(span_keys) == 1 and span_keys[0].startswith(f"otel/signal=spans/date={t:%Y-%m-%d}/hour={t:%H}/")
+    assert len(span_keys) == 1
+    assert span_keys[0].startswith(f"otel/signal=spans/date={t:%Y-%m-%d}/hour={t:%H}/")
     assert not [k for k in keys if k.endswith(".tmp")]
     con = open_with_archive([db], uri)
     got = con.execute("SELECT count(*), count(*) FILTER (WHERE name LIKE 's3-%') FROM spans").fetchall()
