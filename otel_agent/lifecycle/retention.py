@@ -13,7 +13,7 @@ Deletion is by the keys that were archived, never by a time range, so a row that
 was read is kept (and archived with the window's next pass). A crash anywhere loses nothing: rows are deleted
 only after the archive holds them, and an archive written twice adds nothing (``archive.py``). The product's own
 tables (reviews, trusted_writers) are never touched; review and lineage rows left pointing at deleted spans are
-listed by the ``dangling_references`` view (store/views/evidence/100_dangling_references.sql).
+listed by the ``dangling_references`` view (store/views/evidence/120_dangling_references.sql).
 """
 
 from __future__ import annotations
