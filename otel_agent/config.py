@@ -82,6 +82,33 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("checkpoint_threshold", "32MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
     Setting("log_level", "info", str, "How much the receiver logs.", choices=LOG_LEVELS),
+    Setting(
+        "retention",
+        None,
+        str,
+        "Keep this much history in the live store (7d, 12h, 30m, 0: none); older hourly windows are deleted "
+        "(after archiving, with --archive). Unset: keep everything.",
+    ),
+    Setting(
+        "max_db_bytes",
+        None,
+        int,
+        "Bound on the store's used bytes: past it, the oldest hourly window is deleted (after archiving).",
+    ),
+    Setting(
+        "archive",
+        None,
+        str,
+        "Local directory or s3:// URI of the Parquet archive: closed windows are written there before retention "
+        "deletes them (docs/scale.md).",
+    ),
+    Setting(
+        "iceberg_catalog",
+        None,
+        str,
+        "SQLAlchemy URL of the Iceberg SQL catalog the archive is registered in (sqlite:///FILE or "
+        "postgresql://…); default: a SQLite file in a local archive.",
+    ),
 )
 
 
@@ -160,6 +187,10 @@ class ReceiverConfig:
     checkpoint_threshold: str = BY_NAME["checkpoint_threshold"].default
     memory_limit: str = BY_NAME["memory_limit"].default
     log_level: str = BY_NAME["log_level"].default
+    retention: str | None = None
+    max_db_bytes: int | None = None
+    archive: str | None = None
+    iceberg_catalog: str | None = None
 
     @classmethod
     def resolve(cls, **given: Any) -> ReceiverConfig:
@@ -185,6 +216,12 @@ class ReceiverConfig:
                 raise ConfigError(f"{name} must be positive")
         if self.decode_timeout_s <= 0:
             raise ConfigError("decode_timeout_s must be positive")
+        if self.retention is not None:
+            from otel_agent.lifecycle.retention import parse_duration
+
+            parse_duration(self.retention)
+        if self.max_db_bytes is not None and self.max_db_bytes <= 0:
+            raise ConfigError("max_db_bytes must be positive")
         if self.decode_workers < 0:
             raise ConfigError("decode_workers must be 0 or more")
         if not self.tokens_file and not self.insecure:

@@ -21,6 +21,7 @@ import click
 
 from otel_agent import __version__
 from otel_agent.cli.options import (
+    archive_option,
     db_option,
     format_option,
     max_rows_option,
@@ -137,6 +138,7 @@ def serve(**settings: Any) -> None:
     show_default=True,
     help="Time limit of a query run on files (a receiver applies its own --query-timeout-s).",
 )
+@archive_option
 def sql(
     query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int, timeout_s: float
 ) -> None:

@@ -89,6 +89,23 @@ max_rows_option = click.option(
 )
 
 
+def _use_archive(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    from otel_agent.lifecycle.reading import use_archive
+
+    ctx.call_on_close(use_archive(value))
+
+
+archive_option = click.option(
+    "--archive",
+    envvar="OTEL_AGENT_ARCHIVE",
+    show_envvar=True,
+    default=None,
+    expose_value=False,
+    callback=_use_archive,
+    help="Parquet archive (directory or s3:// URI) to read with the store(s): raw tables become live ∪ archive.",
+)
+
+
 def limit_option(default: int, what: str) -> Callable[[F], F]:
     return click.option(
         "--limit", type=click.IntRange(min=1), default=default, show_default=True, help=f"How many {what}."
@@ -96,8 +113,9 @@ def limit_option(default: int, what: str) -> Callable[[F], F]:
 
 
 def reading_options(fn: F) -> F:
-    """What every reading command takes: --db (repeatable), --receiver, --token, --format, --max-rows."""
-    for option in reversed((db_option(multiple=True), receiver_option, token_option, format_option, max_rows_option)):
+    """What every reading command takes: --db (repeatable), --receiver, --token, --format, --max-rows, --archive."""
+    options = (db_option(multiple=True), receiver_option, token_option, format_option, max_rows_option, archive_option)
+    for option in reversed(options):
         fn = option(fn)
     return fn
 

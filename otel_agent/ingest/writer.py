@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -36,6 +36,23 @@ def _repeats(table: pa.Table, keys: tuple[str, ...]) -> int:
 
 
 T = TypeVar("T")
+
+_MAINTENANCE_IDLE_S = 0.2
+"""How often an idle writer runs its maintenance step."""
+
+
+class Maintenance(Protocol):
+    """Work the writer does between group commits on its connection (retention's deletes:
+    otel_agent/lifecycle/retention.py). ``step`` runs before each wait for work, returns True while it has more,
+    and must stay short (it delays the next commit); ``report`` is shown by /healthz."""
+
+    def step(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """One bounded piece of work on the writer's connection; True while more is waiting."""
+        ...
+
+    def report(self) -> dict[str, Any]:
+        """What /healthz shows under ``lifecycle``."""
+        ...
 
 
 @dataclass
@@ -99,8 +116,10 @@ class Writer:
         max_inflight_bytes: int,
         batch_max_items: int = 50_000,
         batch_timeout_s: float = 0.0,
+        maintenance: Maintenance | None = None,
     ) -> None:
         self.con = con
+        self.maintenance = maintenance
         self.max_inflight_bytes = max_inflight_bytes
         self.batch_max_items = batch_max_items
         self.batch_timeout_s = batch_timeout_s
@@ -227,7 +246,7 @@ class Writer:
     # -- the thread --------------------------------------------------------------------------------------
     def _run(self) -> None:
         while True:
-            first = self._queue.get()
+            first = self._next_job()
             if first is None:
                 return
             group = [first]
@@ -248,6 +267,20 @@ class Writer:
             self._commit_group(group)
             if stop:
                 return
+
+    def _next_job(self) -> _Job | None:
+        """The next job to commit. With maintenance (issue 17, otel_agent/lifecycle), one bounded step runs
+        before each wait: between group commits under load, every ``_MAINTENANCE_IDLE_S`` when idle."""
+        if self.maintenance is None:
+            return self._queue.get()
+        while True:
+            try:
+                busy = self.maintenance.step(self.con)
+            except Exception as exc:  # maintenance must never stop ingest
+                log.error("writer maintenance step failed: %s", exc)
+                busy = False
+            with suppress(queue.Empty):
+                return self._queue.get(timeout=0 if busy else _MAINTENANCE_IDLE_S)
 
     def _commit_group(self, group: list[_Job]) -> None:
         batches: list[_BatchJob] = []

@@ -48,7 +48,11 @@ def open_readonly(dbs: list[str]) -> duckdb.DuckDBPyConnection:
     for db in dbs:
         if not Path(db).exists():
             raise StoreNotFoundError(f"no DuckDB file at {db}")
-    con = open_read_only(dbs)  # through this release's derived SQL, even if another release wrote the file
+    from otel_agent.lifecycle.reading import current_archive, open_with_archive
+
+    # --archive: raw tables are live ∪ archive; else through this release's derived SQL, whoever wrote the file
+    archive = current_archive()
+    con = open_with_archive(dbs, archive) if archive else open_read_only(dbs)
     lock_down(con)
     return con
 
@@ -67,7 +71,9 @@ def run_sql(
     ``timeout_s`` limits a query on files; a receiver applies its own limit."""
     if receiver:
         return query_receiver(receiver, sql, params, token, max_rows)
-    if len(dbs) == 1:
+    from otel_agent.lifecycle.reading import current_archive
+
+    if len(dbs) == 1 and not current_archive():  # a receiver's query API reads its live store only
         live = live_receiver(dbs[0])
         if live:
             return query_receiver(live, sql, params, token, max_rows)

@@ -24,6 +24,7 @@ from otel_agent.errors import EndpointUnavailableError, StoreHeldError
 from otel_agent.fold.redact import load_rules
 from otel_agent.ingest.decoder import make_decoder
 from otel_agent.ingest.writer import Writer
+from otel_agent.lifecycle.retention import make_lifecycle
 from otel_agent.query.readonly import lock_down
 from otel_agent.server.auth import Authenticator
 from otel_agent.server.discovery import discovery_path, read_discovery, write_discovery
@@ -110,11 +111,13 @@ class Receiver:
         self._created = config.db != ":memory:" and not Path(config.db).exists()
         self.con = _open(config)
         lock_down(self.con)
+        self.lifecycle = make_lifecycle(self.con, config)
         self.writer = Writer(
             self.con,
             max_inflight_bytes=config.queue_max_bytes,
             batch_max_items=config.batch_max_items,
             batch_timeout_s=config.batch_timeout_ms / 1000,
+            maintenance=self.lifecycle if self.lifecycle.enabled else None,
         )
         self.decoder = make_decoder(rules, config.decode_workers, config.decode_timeout_s)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
@@ -169,6 +172,7 @@ class Receiver:
         self.grpc_server.start()
         self.http_server.start()
         self._started = True
+        self.lifecycle.start()
         self._write_discovery()
         log.info(
             "otel-agent receiver: gRPC %s, HTTP %s, db %s",
@@ -229,6 +233,9 @@ class Receiver:
             console.close()
         self.query.close()
         self.review.close()
+        lifecycle = getattr(self, "lifecycle", None)
+        if lifecycle is not None:
+            lifecycle.close()
         self.writer.close()
         self.decoder.close()
         try:

@@ -1,0 +1,113 @@
+"""Retention and archive figures (docs/scale.md, "Lifecycle"): archive write throughput, Parquet bytes per span,
+delete step cost, and derived-query time over the live store vs over live ∪ archive.
+
+    nice python bench/lifecycle.py --spans 200000
+
+Builds a store with bench/derive.py's generator (runs spread over 30 days), copies it, then archives and deletes
+every window of the copy through the receiver's own Lifecycle (plan on a cursor, delete steps on the connection)
+and times bench/derive.py's queries on the original and on the emptied copy read with its archive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def timed(con, sql: str, params: list, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        con.execute(sql, params).fetchall()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def same(a: list[tuple], b: list[tuple]) -> bool:
+    """Equal rows, floats to 9 significant digits (sums over live ∪ archive may add in another order)."""
+
+    def canon(rows: list[tuple]) -> list[str]:
+        return sorted(repr(tuple(f"{v:.9g}" if isinstance(v, float) else v for v in r)) for r in rows)
+
+    return canon(a) == canon(b)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spans", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--queries-only", metavar="DIR", help="time the queries of an earlier run kept with --keep")
+    ap.add_argument("--keep", action="store_true", help="keep the stores and the archive (printed path)")
+    args = ap.parse_args()
+
+    import duckdb
+
+    from bench.derive import build_store
+    from otel_agent.lifecycle.archive import Archive
+    from otel_agent.lifecycle.reading import open_with_archive
+    from otel_agent.lifecycle.retention import Lifecycle
+    from otel_agent.store.database import open_store
+
+    work = Path(args.queries_only or tempfile.mkdtemp(prefix="otel_agent_lifecycle_"))
+    whole, lean, archive_dir = str(work / "whole.duckdb"), str(work / "lean.duckdb"), str(work / "archive")
+    if not args.queries_only:
+        build_store(whole, args.spans, seed=7)
+        shutil.copy(whole, lean)
+        con = open_store(lean)
+        n = con.execute("SELECT count(*) FROM spans").fetchall()[0][0]
+        life = Lifecycle(con, retention_s=0, archive=Archive(archive_dir), iceberg=None)
+        t0 = time.perf_counter()
+        while life.plan_once():
+            while life.step(con):
+                pass
+        elapsed = time.perf_counter() - t0
+        life.step(con)  # the checkpoint
+        s = life.stats
+        span_bytes = sum(os.path.getsize(p) for p in Path(archive_dir, "signal=spans").rglob("*.parquet"))
+        all_bytes = sum(os.path.getsize(p) for p in Path(archive_dir).glob("signal=*/**/*.parquet"))
+        files = len(list(Path(archive_dir).glob("signal=*/**/*.parquet")))
+        con.close()
+        print(f"store: {n:,} spans; {s.windows_archived:,} windows; {files:,} files")
+        print(f"archive+delete of everything: {elapsed:.1f} s ({n / elapsed:,.0f} spans/s); "
+              f"archive {s.archive_seconds:.1f} s ({n / s.archive_seconds:,.0f} spans/s)")  # fmt: skip
+        hours = max(1, len({p.parent for p in Path(archive_dir, "signal=spans").rglob("*.parquet")}))
+        print(f"per hourly window (all raw tables): {elapsed * 1000 / hours:.0f} ms wall, "
+              f"archive {s.archive_seconds * 1000 / hours:.0f} ms; {n / hours:,.0f} spans per window")  # fmt: skip
+        print(f"delete steps: {s.delete_steps:,}, {s.delete_seconds * 1000 / max(1, s.delete_steps):.1f} ms mean, "
+              f"{s.max_step_ms:.1f} ms max; checkpoints {s.checkpoints} ({s.checkpoint_seconds:.2f} s)")  # fmt: skip
+        print(f"Parquet: spans {span_bytes / n:.1f} bytes/span; all raw tables {all_bytes / n:.1f} bytes/span; "
+              f"live store {os.path.getsize(whole) / n:.1f} bytes/span")  # fmt: skip
+
+    live = duckdb.connect(whole, read_only=True)
+    both = open_with_archive([lean], archive_dir)
+    run_id = live.execute("SELECT run_id FROM spans WHERE record_kind = 'flow_run' ORDER BY 1 LIMIT 1 OFFSET 10")
+    run_id = run_id.fetchall()[0][0]
+    day = live.execute("SELECT date_trunc('day', min(end_time)) + INTERVAL 10 DAY FROM spans").fetchall()[0][0]
+    cases = [
+        ("one run's rollup (runs_for_run)", "SELECT * FROM runs_for_run(?)", [run_id]),
+        ("provider_health over all", "SELECT * FROM provider_health", []),
+        ("cost_breakdown for one run", "SELECT * FROM cost_breakdown_for_run(?)", [run_id]),
+        # literal bounds: the planner prunes archive days by constants (a subquery bound is known only at run time)
+        ("spans of one day (time filter)", f"SELECT count(*) FROM spans WHERE end_time >= TIMESTAMP '{day}' "
+         f"AND end_time < TIMESTAMP '{day}' + INTERVAL 1 DAY", []),
+    ]  # fmt: skip
+    print(f"\n{'query':40} {'live ms':>9} {'archive ms':>11}")
+    for name, sql, params in cases:
+        assert same(live.execute(sql, params).fetchall(), both.execute(sql, params).fetchall()), name
+        print(f"{name:40} {timed(live, sql, params, args.repeat):9.1f} {timed(both, sql, params, args.repeat):11.1f}")
+    if args.keep or args.queries_only:
+        print(f"kept: {work}")
+    else:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

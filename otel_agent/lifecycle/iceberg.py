@@ -1,0 +1,117 @@
+"""The archive as Apache Iceberg tables (``pyiceberg`` SqlCatalog: a SQLite file by default, or a Postgres URL),
+so Spark, Trino, Flink, Snowflake, ClickHouse or DuckDB read the history as tables.
+
+Iceberg format 2 (the newest pyiceberg writes) has no nanosecond timestamps and no unsigned integers, and the
+archive must stay lossless, so the Iceberg tables hold their own data files (written by pyiceberg's ``append``)
+in Iceberg's types, losslessly converted: ``TIMESTAMP_NS`` columns are ``long`` nanoseconds since the epoch,
+unsigned 8/16/32-bit integers are ``long``, ``UBIGINT`` is ``decimal(20, 0)``. The Hive-partitioned Parquet
+stays DuckDB's native, pruned copy (``reading.py``).
+
+Each append carries the name of the archive file it mirrors in its snapshot summary (``otel_agent.archive_file``),
+so a window mirrored twice (a crash between the Parquet write and the Iceberg commit, a restart) is appended
+once. Several receivers appending to one table conflict on commit; pyiceberg raises ``CommitFailedException``
+and the append is retried on the refreshed table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.table import Table
+
+from otel_agent.lifecycle.archive import Archive
+
+log = logging.getLogger(__name__)
+
+NAMESPACE = "otel_agent"
+FILE_PROPERTY = "otel_agent.archive_file"
+
+
+def iceberg_type(t: pa.DataType) -> pa.DataType:
+    """The lossless Iceberg-v2-compatible Arrow type of one archive column type."""
+    if isinstance(t, pa.BaseExtensionType):  # arrow.json (DuckDB's JSON columns, pyarrow's JsonType): its storage
+        return iceberg_type(t.storage_type)
+    if pa.types.is_timestamp(t) and t.unit == "ns":
+        return pa.int64()
+    if pa.types.is_uint64(t):
+        return pa.decimal128(20, 0)
+    if pa.types.is_unsigned_integer(t):
+        return pa.int64()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(pa.field("element", iceberg_type(t.value_type)))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, iceberg_type(f.type)) for f in t])
+    return t
+
+
+def to_iceberg(table: pa.Table) -> pa.Table:
+    schema = pa.schema([pa.field(f.name, iceberg_type(f.type)) for f in table.schema])
+    # pyarrow casts an extension array (nested ones too) to its storage type, and the rest losslessly.
+    return pa.table([table.column(f.name).cast(f.type) for f in schema], schema=schema)
+
+
+class IcebergMirror:
+    def __init__(self, catalog_uri: str, warehouse: str, *, retries: int = 8) -> None:
+        self.catalog = SqlCatalog(NAMESPACE, uri=catalog_uri, warehouse=warehouse)
+        self.catalog.create_namespace_if_not_exists(NAMESPACE)
+        self.retries = retries
+        self._tables: dict[str, Table] = {}
+
+    def table(self, name: str, schema: pa.Schema) -> Table:
+        """The table (created on first use), as this mirror last saw it: another appender may have moved on."""
+        if name not in self._tables:
+            self._tables[name] = self.catalog.create_table_if_not_exists(f"{NAMESPACE}.{name}", schema=schema)
+        return self._tables[name]
+
+    def append(self, name: str, rows: pa.Table, archive_file: str) -> bool:
+        """Append ``rows`` (the content of ``archive_file``) unless an earlier append already did; True if done now."""
+        data = to_iceberg(rows)
+        table = self.table(name, data.schema)
+        for attempt in range(self.retries + 1):
+            if any(s.summary is not None and s.summary.get(FILE_PROPERTY) == archive_file for s in table.snapshots()):
+                return False
+            try:
+                table.append(data, snapshot_properties={FILE_PROPERTY: archive_file})
+                return True
+            except CommitFailedException as exc:
+                if attempt == self.retries:
+                    raise
+                log.info("iceberg: commit conflict on %s (%s); retrying", name, exc)
+                time.sleep(random.uniform(0.01, 0.1) * (attempt + 1))
+                table.refresh()
+        return False
+
+    def registered(self, name: str) -> set[str]:
+        """Archive file names already appended to table ``name``."""
+        try:
+            table = self.catalog.load_table(f"{NAMESPACE}.{name}")
+        except Exception:  # NoSuchTableError: nothing registered yet
+            return set()
+        return {s.summary[FILE_PROPERTY] for s in table.snapshots() if s.summary and FILE_PROPERTY in s.summary}
+
+    def sync_window(self, archive: Archive, signal: str, start: dt.datetime) -> int:
+        """Append every Parquet file of the window not yet in its Iceberg table; returns how many were."""
+        done = self.registered(signal)
+        added = 0
+        for path in archive.files(signal, start):
+            name = path.rsplit("/", 1)[-1]
+            if name not in done:
+                rows = pq.read_table(path, filesystem=archive.fs)
+                added += self.append(signal, rows, name)
+        return added
+
+
+def default_catalog(archive: Archive, catalog_uri: str | None) -> IcebergMirror | None:
+    """The given catalog, or a SQLite file inside a local archive (an S3 archive needs ``--iceberg-catalog``)."""
+    if catalog_uri is None and not archive.is_local:
+        return None
+    uri = catalog_uri or f"sqlite:///{archive.root}/iceberg_catalog.db"
+    warehouse = f"file://{archive.root}/iceberg" if archive.is_local else f"{archive.uri.split('?')[0]}/iceberg"
+    return IcebergMirror(uri, warehouse)

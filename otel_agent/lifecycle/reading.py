@@ -1,0 +1,121 @@
+"""Reading live ∪ archive: every raw table becomes a view over the live store(s) and the archive's Parquet,
+deduplicated by its re-delivery key, with the derived SQL on top, so runs, lineage, receipts… answer over the
+whole history.
+
+A local archive is read by DuckDB's own Parquet reader (``read_parquet`` with ``hive_partitioning``); an S3 one
+through pyarrow's filesystem layer (DuckDB here has no httpfs: REFERENCE §10), registered as an Arrow dataset
+that DuckDB scans with projection and filter pushdown. Archive columns are cast to the live table's types (JSON
+is stored as Parquet strings), so a view's rows are typed exactly as the live table's.
+
+Which archive the reading commands use is set by their shared ``--archive`` option (``cli/options.py``)
+through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from collections.abc import Callable
+
+import duckdb
+import pyarrow.dataset as pads
+import pyarrow.fs as pafs
+
+from otel_agent.lifecycle.archive import Archive
+from otel_agent.lifecycle.tables import BY_TABLE
+from otel_agent.store.database import RAW_TABLES
+from otel_agent.store.shards import attach_shards, union_sql
+
+_ARCHIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("otel_agent_read_archive", default=None)
+
+
+def use_archive(uri: str | None) -> Callable[[], None]:
+    """Read ``uri`` with the stores from now on in this context; returns the function that undoes it (a command
+    calls it when it ends, so an archive never outlives the command that named it: tests invoke many)."""
+    token = _ARCHIVE.set(uri)
+    return lambda: _ARCHIVE.reset(token)
+
+
+def current_archive() -> str | None:
+    return _ARCHIVE.get()
+
+
+def archive_source(con: duckdb.DuckDBPyConnection, archive: Archive, table: str) -> str | None:
+    """A FROM-able expression for ``table``'s archive, or None when it has no file yet.
+
+    Partition pruning: for a table with a time column the expression is a UNION ALL of one scan per ``date=``
+    partition, each filtered to its own day. DuckDB's optimizer proves a day's filter and a query's time
+    filter disjoint and drops that scan from the plan (EXPLAIN lists only the days in range), so the files of
+    other days are never opened; within a day, Parquet row-group statistics skip the hours outside the range.
+    Span children (no time column) are one scan, read through their spans' keys."""
+    if not archive.files(table):
+        return None
+    base = f"{archive.root}/signal={table}"
+    time_col = BY_TABLE[table].time
+    if time_col is None:
+        return _scan(con, archive, base, f"archive_{table}")
+    branches = []
+    for i, day in enumerate(_days(archive, base)):
+        scan = _scan(con, archive, f"{base}/date={day}", f"archive_{table}_{i}")
+        branches.append(
+            f"SELECT * FROM {scan} WHERE \"{time_col}\" >= DATE '{day}' AND \"{time_col}\" < DATE '{day}' + 1"
+        )
+    return "(" + " UNION ALL BY NAME ".join(branches) + ")"
+
+
+def _days(archive: Archive, base: str) -> list[str]:
+    """The ``date=YYYY-MM-DD`` partitions under ``base``."""
+    infos = archive.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    names = (i.base_name for i in infos if i.type == pafs.FileType.Directory)
+    return sorted(n.removeprefix("date=") for n in names if re.fullmatch(r"date=\d{4}-\d{2}-\d{2}", n))
+
+
+def _scan(con: duckdb.DuckDBPyConnection, archive: Archive, directory: str, name: str) -> str:
+    """The Parquet files under ``directory``: DuckDB's reader for a local archive, else a registered Arrow
+    dataset over pyarrow's filesystem (DuckDB scans it with projection and filter pushdown)."""
+    if archive.is_local:
+        glob = f"{directory}/**/*.parquet".replace("'", "''")
+        return f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
+    con.register(name, pads.dataset(directory, filesystem=archive.fs, format="parquet", partitioning="hive"))
+    return name
+
+
+def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection over the store(s) (``store.shards.attach_shards``: each file attached read-only,
+    this release's derived SQL on top) whose raw tables are live ∪ archive, deduplicated.
+
+    The shard catalog is used even for one current file (``open_read_only`` would return the file itself): only
+    an in-memory catalog can hold the union views. DuckDB binds a view's body when it is queried, so replacing
+    the raw-table views is all it takes for every derived view above them to read the whole history. The
+    product tables (reviews, trusted_writers) are never archived and stay the stores' own."""
+    archive = Archive(uri)
+    con = attach_shards(dbs)
+    try:
+        if archive.is_local:  # the one directory a locked-down connection (query.readonly) may still read
+            con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
+        # Every query binds the views again, reading each scanned file's footer: keep them once read.
+        con.execute("SET parquet_metadata_cache = true")
+        for table in RAW_TABLES:
+            con.execute(f"CREATE OR REPLACE VIEW {table} AS {live_and_archive_sql(con, archive, table, len(dbs))}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def live_and_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table: str, shards: int) -> str:
+    live = union_sql(table, list(range(shards)))
+    source = archive_source(con, archive, table)
+    if source is None:
+        return live
+    # The live table's columns and types: the archive's are cast to them.
+    columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM ({live})").fetchall()]
+    names = ", ".join(f'"{c}"' for c, _ in columns)
+    casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
+    keys = ", ".join(f'"{k}"' for k in BY_TABLE[table].keys)
+    # The live copy wins over the archived one (ORDER BY: live first), so a row present in both reads as stored.
+    return (
+        f"SELECT {names} FROM (SELECT {names}, 0 AS lc_from_archive FROM ({live}) "
+        f"UNION ALL SELECT {casts}, 1 FROM {source}) "
+        f"QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY lc_from_archive) = 1"
+    )

@@ -1,0 +1,43 @@
+"""Helpers of the lifecycle tests: OTLP spans at chosen times, sent to a real receiver over gRPC."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import urllib.request
+from typing import Any
+
+import grpc
+
+from tests.otlp_builders import span_request
+
+TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def ns(t: dt.datetime) -> int:
+    return int(t.replace(tzinfo=dt.UTC).timestamp() * 1e9) if t.tzinfo is None else int(t.timestamp() * 1e9)
+
+
+def hours_ago(h: float) -> dt.datetime:
+    return dt.datetime.now(dt.UTC) - dt.timedelta(hours=h)
+
+
+def spans_at(t: dt.datetime, n: int, prefix: str = "s", attributes: dict[str, Any] | None = None) -> list[dict]:
+    base = ns(t)
+    return [
+        {"name": f"{prefix}{i}", "start": base + i * 1000, "end": base + i * 1000 + 500, "attributes": attributes or {},
+         "trace_id": os.urandom(16), "span_id": os.urandom(8)}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def send(grpc_address: str, spans: list[dict], chunk: int = 500) -> None:
+    with grpc.insecure_channel(grpc_address) as channel:
+        call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
+        for i in range(0, len(spans), chunk):
+            call(span_request(spans[i : i + chunk]).SerializeToString(), timeout=30)
+
+
+def healthz(http_address: str) -> dict[str, Any]:
+    return json.loads(urllib.request.urlopen(http_address + "/healthz", timeout=5).read())
