@@ -18,19 +18,11 @@ from otel_agent.lifecycle.reading import open_with_archive
 from otel_agent.query.client import open_readonly
 from otel_agent.store.database import RAW_TABLES
 from tests.collector import workload
-from tests.collector.compare import Snapshot, collect, describe, differences, relations_of, snapshot_sql
+from tests.collector.compare import describe, differences, relations_of, snapshot_of
 from tests.collector.conftest import wait_for_count
 from tests.conftest import rows
 
 RUNS = 4
-
-
-def snapshot(con: duckdb.DuckDBPyConnection, relations: dict[str, list[str]]) -> Snapshot:
-    """Every relation, one statement each (one statement over all of them plans several times slower)."""
-    pairs = []
-    for name, columns in relations.items():
-        pairs += con.execute(snapshot_sql({name: columns})).fetchall()
-    return collect(relations, pairs)
 
 
 def live_rows(receivers) -> int:
@@ -70,7 +62,7 @@ def test_three_shards_archiving_to_one_archive_equal_one_receiver(make_receiver,
     relations = relations_of(want_con)
     assert "runs" in relations
     assert "claim_lineage" in relations
-    want, got = snapshot(want_con, relations), snapshot(got_con, relations)
+    want, got = snapshot_of(want_con, relations), snapshot_of(got_con, relations)
     assert {t: sum(want[t].values()) for t in ("spans", "logs", "metric_points")} == {
         "spans": len(w.spans),
         "logs": len(w.logs),
