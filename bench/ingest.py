@@ -202,10 +202,6 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
     baseline = phase == "baseline"
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
     receiver = ReceiverProcess(db, args.receiver_args.split() if args.receiver_args else [], baseline=baseline)
-    if args.profile and not baseline and args.profile_phase == phase:
-        profiler = start_profile(receiver.proc.pid, args, f"{args.profile}.{phase}")
-    else:
-        profiler = None
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients
     n_requests = int(per_client_rate * args.duration / args.spans * 1.3) + args.inflight
@@ -242,6 +238,9 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
     start_at = time.time() + args.warmup_s
     time.sleep(max(0.0, start_at - time.time()))
     cpu_before = receiver.cpu_seconds()
+    profiler = None
+    if args.profile and args.profile_phase == phase:
+        profiler = start_profile(receiver.proc.pid, args, f"{args.profile}.{phase}")
     for _ in procs:
         go.put(start_at)
     results = [out.get() for _ in procs]
@@ -313,9 +312,10 @@ def start_profile(pid: int, args: argparse.Namespace, out: str) -> subprocess.Po
     """py-spy sampling the receiver's main process (every thread, native frames) for the phase's measured part,
     written as collapsed stacks (``OUT.txt``, one line per stack, thread name first) for
     ``bench/profile_summary.py``-style aggregation, or any flame-graph tool."""
-    cmd = ["py-spy", "record", "--pid", str(pid), "--duration", str(int(args.warmup_s + args.duration)),
+    cmd = ["py-spy", "record", "--pid", str(pid), "--duration", str(int(args.duration)),
            "--rate", "97", "--threads", "--format", "raw", "--output", out + ".txt", "--nonblocking"]  # fmt: skip
     if args.profile_native:
+        cmd.remove("--nonblocking")  # py-spy samples native stacks only with the process paused
         cmd.append("--native")
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
 
@@ -337,7 +337,10 @@ def describe(r: dict) -> str:
         f"({r['cpu_ms_per_1k_spans']:.1f} CPU ms per 1k spans)"
     )
     if r["commits"] is not None:
-        text += f"  commits={r['commits']} writer busy={r['writer_busy']:.0%}"
+        stages = ", ".join(
+            f"{k} {v / max(r['stored_spans'], 1) * 1e6:.1f}" for k, v in r["writer_stage_seconds"].items()
+        )
+        text += f"  commits={r['commits']} writer busy={r['writer_busy']:.0%} (ms per 1k spans: {stages})"
     if r["ran_out_of_requests"]:
         text += "  (clients ran out of pre-encoded requests: raise --max-rate)"
     return text
