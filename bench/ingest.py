@@ -291,6 +291,7 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
         # that holds on a shared machine, where wall-clock throughput follows the neighbours' load.
         "cpu_ms_per_1k_spans": (sum(cpu_after) - sum(cpu_before)) / max(acked, 1) * 1e6,
         "writer_stage_seconds": health["commit_stage_seconds"],
+        "duplicate_queries": health.get("duplicate_queries"),
     }
 
 
@@ -341,6 +342,7 @@ def describe(r: dict) -> str:
             f"{k} {v / max(r['stored_spans'], 1) * 1e6:.1f}" for k, v in r["writer_stage_seconds"].items()
         )
         text += f"  commits={r['commits']} writer busy={r['writer_busy']:.0%} (ms per 1k spans: {stages})"
+        text += f"  duplicate queries={r['duplicate_queries']}"
     if r["ran_out_of_requests"]:
         text += "  (clients ran out of pre-encoded requests: raise --max-rate)"
     return text
