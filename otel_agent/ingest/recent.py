@@ -80,6 +80,7 @@ class RecentKeys:
         self._buckets: dict[int, set[int]] = {}
 
     def __len__(self) -> int:
+        """Keys held."""
         return len(self._all)
 
     def covers(self, low: int) -> bool:
@@ -87,6 +88,7 @@ class RecentKeys:
         return low >= self.floor
 
     def any_stored(self, keys: list[int]) -> bool:
+        """Whether any of ``keys`` (of a batch ``covers`` said yes to) is stored already."""
         return not self._all.isdisjoint(keys)
 
     def committed(self, batch: BatchKeys) -> None:
