@@ -3,17 +3,22 @@
 A real ``otel-agent serve`` runs in its own process; client processes send pre-encoded, realistic agent
 spans (bench/agent_spans.py) over gRPC, then over HTTP/protobuf, each phase for --duration seconds with
 --inflight requests in flight per client. A paced gRPC phase at --paced-rate spans/s measures latency
-under a steady load. In the same run, the ceiling: protobuf decode + columnar fold of the same payload in
-one process, single-threaded, and the ratio of committed throughput to it.
+under a steady load. The ``baseline`` phase runs bench/baseline_receiver.py (the straightforward design)
+under the same clients and payload; each round runs every phase once, and the same-run ratio of our gRPC
+throughput to the baseline's is printed per round and as the median. In the same run, the ceiling:
+protobuf decode + columnar fold of the same payload in one process, single-threaded, and the ratio of
+committed throughput to it.
 
-    python bench/ingest.py                       # defaults: 4 clients, 20 s per phase
-    python bench/ingest.py --duration 5 --phases grpc
+    python bench/ingest.py                       # defaults: 4 clients, 20 s per phase, 3 rounds
+    python bench/ingest.py --duration 5 --rounds 1 --phases baseline,grpc
+    python bench/ingest.py --phases grpc --rounds 1 --profile /tmp/prof   # py-spy the receiver (bench only)
     python bench/ingest.py --lineage             # with evidence records and retrieval documents in the mix
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -43,25 +48,36 @@ def free_port() -> int:
 
 
 class ReceiverProcess:
-    def __init__(self, db: str, extra: list[str]) -> None:
+    """``otel-agent serve`` (``baseline=False``) or ``bench/baseline_receiver.py`` in its own process."""
+
+    def __init__(self, db: str, extra: list[str], baseline: bool = False) -> None:
         self.grpc_port, self.http_port = free_port(), free_port()
-        cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db,
-               "--grpc-endpoint", f"127.0.0.1:{self.grpc_port}", "--http-endpoint", f"127.0.0.1:{self.http_port}",
-               "--log-level", "warning", *extra]  # fmt: skip
-        self.proc = subprocess.Popen(cmd)
+        self.baseline = baseline
+        if baseline:
+            cmd = [sys.executable, str(Path(__file__).with_name("baseline_receiver.py")), "--db", db,
+                   "--grpc-port", str(self.grpc_port)]  # fmt: skip
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+            if self.proc.stdout is None or self.proc.stdout.readline().strip() != "ready":
+                raise RuntimeError("baseline receiver did not start")
+        else:
+            cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db,
+                   "--grpc-endpoint", f"127.0.0.1:{self.grpc_port}", "--http-endpoint", f"127.0.0.1:{self.http_port}",
+                   "--log-level", "warning", *extra]  # fmt: skip
+            self.proc = subprocess.Popen(cmd)
         self.peak_rss = 0
         self.peak_main_rss = 0
         self.peak_pss = 0
         self._stop = threading.Event()
         deadline = time.time() + 60
-        while time.time() < deadline:
+        while not baseline and time.time() < deadline:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}/healthz", timeout=1).read()
                 break
             except OSError:
                 time.sleep(0.1)
         else:
-            raise RuntimeError("receiver did not start")
+            if not baseline:
+                raise RuntimeError("receiver did not start")
         self._sampler = threading.Thread(target=self._sample, daemon=True)
         self._sampler.start()
 
@@ -179,9 +195,13 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
              "ran_out": state["next"] >= len(payloads)})  # fmt: skip
 
 
-def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dict:
-    db = os.path.join(tmp, f"{kind}-{int(rate)}.duckdb")
-    receiver = ReceiverProcess(db, args.receiver_args.split() if args.receiver_args else [])
+def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:
+    """One phase: ``grpc``, ``http`` or ``paced`` against ``otel-agent serve``, ``baseline`` (gRPC, full load)
+    against bench/baseline_receiver.py, each with a new store."""
+    kind = "http" if phase == "http" else "grpc"
+    baseline = phase == "baseline"
+    db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
+    receiver = ReceiverProcess(db, args.receiver_args.split() if args.receiver_args else [], baseline=baseline)
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients
     n_requests = int(per_client_rate * args.duration / args.spans * 1.3) + args.inflight
@@ -218,13 +238,22 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
     start_at = time.time() + args.warmup_s
     time.sleep(max(0.0, start_at - time.time()))
     cpu_before = receiver.cpu_seconds()
+    profiler = None
+    if args.profile and args.profile_phase == phase:
+        profiler = start_profile(receiver.proc.pid, args, f"{args.profile}.{phase}")
     for _ in procs:
         go.put(start_at)
     results = [out.get() for _ in procs]
     for p in procs:
         p.join()
     cpu_after = receiver.cpu_seconds()
-    health = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{receiver.http_port}/healthz", timeout=5).read())
+    if profiler is not None:
+        profiler.wait()
+    if baseline:
+        health = {"commits": None, "commit_seconds": 0.0, "commit_stage_seconds": {}}
+    else:
+        url = f"http://127.0.0.1:{receiver.http_port}/healthz"
+        health = json.loads(urllib.request.urlopen(url, timeout=5).read())
     elapsed = args.duration
     acked = sum(r["acked"] for r in results)
     lat = sorted(x for r in results for x in r["lat"])
@@ -240,6 +269,7 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
     stored = con.execute("SELECT count(*) FROM spans").fetchall()[0][0]
     con.close()
     return {
+        "phase": phase,
         "transport": kind,
         "offered_rate": rate or "max",
         "acked_spans": acked,
@@ -257,7 +287,11 @@ def run_phase(kind: str, args: argparse.Namespace, rate: float, tmp: str) -> dic
         "writer_busy": health["commit_seconds"] / elapsed,
         "cpu_main_cores": (cpu_after[0] - cpu_before[0]) / elapsed,
         "cpu_workers_cores": (cpu_after[1] - cpu_before[1]) / elapsed,
+        # CPU seconds of the receiver (main process and decode workers) per thousand committed spans: the figure
+        # that holds on a shared machine, where wall-clock throughput follows the neighbours' load.
+        "cpu_ms_per_1k_spans": (sum(cpu_after) - sum(cpu_before)) / max(acked, 1) * 1e6,
         "writer_stage_seconds": health["commit_stage_seconds"],
+        "duplicate_queries": health.get("duplicate_queries"),
     }
 
 
@@ -275,13 +309,55 @@ def ceiling(spans: int, lineage: bool, seconds: float = 3.0) -> float:
     return n * spans / (time.perf_counter() - t0)
 
 
+def start_profile(pid: int, args: argparse.Namespace, out: str) -> subprocess.Popen:
+    """py-spy sampling the receiver's main process (every thread, native frames) for the phase's measured part,
+    written as collapsed stacks (``OUT.txt``, one line per stack, thread name first) for
+    ``bench/profile_summary.py``-style aggregation, or any flame-graph tool."""
+    cmd = ["py-spy", "record", "--pid", str(pid), "--duration", str(int(args.duration)),
+           "--rate", "97", "--threads", "--format", "raw", "--output", out + ".txt", "--nonblocking"]  # fmt: skip
+    if args.profile_native:
+        cmd.remove("--nonblocking")  # py-spy samples native stacks only with the process paused
+        cmd.append("--native")
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def describe(r: dict) -> str:
+    text = (
+        f"{r['phase']:>8} offered={r['offered_rate']!s:>6}  "
+        f"committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
+        f"p50={r['p50_ms']:.1f} ms  p99={r['p99_ms']:.1f} ms  retries={r['retries']}  "
+        f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB "
+        f"(main process {r['receiver_main_peak_rss_mb']:.0f} MB; PSS {r['receiver_peak_pss_mb']:.0f} MB)  "
+        f"CPU cores: receiver {r['cpu_main_cores']:.2f} + decode workers {r['cpu_workers_cores']:.2f} "
+        f"({r['cpu_ms_per_1k_spans']:.1f} CPU ms per 1k spans)"
+    )
+    if r["commits"] is not None:
+        stages = ", ".join(
+            f"{k} {v / max(r['stored_spans'], 1) * 1e6:.1f}" for k, v in r["writer_stage_seconds"].items()
+        )
+        text += f"  commits={r['commits']} writer busy={r['writer_busy']:.0%} (ms per 1k spans: {stages})"
+        text += f"  duplicate queries={r['duplicate_queries']}"
+    if r["ran_out_of_requests"]:
+        text += "  (clients ran out of pre-encoded requests: raise --max-rate)"
+    return text
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=20.0)
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--inflight", type=int, default=2, help="requests in flight per client")
     ap.add_argument("--spans", type=int, default=512, help="spans per request")
-    ap.add_argument("--phases", default="grpc,http,paced", help="comma list of grpc, http, paced")
+    ap.add_argument(
+        "--phases", default="baseline,grpc,http,paced", help="comma list of baseline, grpc, http, paced (in order)"
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="run the phases this many times; medians are reported")
     ap.add_argument("--paced-rate", type=float, default=20_000)
     ap.add_argument("--max-rate", type=float, default=70_000, help="sizes the pre-encoded pool for max phases")
     ap.add_argument("--warmup-s", type=float, default=1.0)
@@ -293,30 +369,58 @@ def main() -> None:
         help="one span in ten an evidence record, one in fifty a retrieval span with documents",
     )
     ap.add_argument("--latency-log", default="", help="write each request's start offset and latency to PATH.*.tsv")
+    ap.add_argument("--profile", default="", help="py-spy the receiver during --profile-phase into PATH.<phase>.txt")
+    ap.add_argument("--profile-phase", default="grpc")
+    ap.add_argument("--profile-native", action="store_true", help="py-spy --native (C frames too; costlier)")
+    ap.add_argument("--no-ceiling", action="store_true", help="skip the single-thread decode ceiling")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="otel-agent-bench-")
-    rows = []
-    for phase in args.phases.split(","):
-        kind, rate = ("grpc", args.paced_rate) if phase == "paced" else (phase, 0.0)
-        rows.append(run_phase(kind, args, rate, tmp))
-        r = rows[-1]
+    phases = args.phases.split(",")
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.2f}", flush=True)
+    rounds: list[dict[str, dict]] = []
+    for n in range(args.rounds):
+        row: dict[str, dict] = {}
+        for phase in phases:
+            rate = args.paced_rate if phase == "paced" else 0.0
+            row[phase] = run_phase(phase, args, rate, tmp, n)
+            print(f"[{n + 1}] " + describe(row[phase]), flush=True)
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(tmp, f"{phase}-{int(rate)}-{n}.duckdb"))
+        if "baseline" in row and "grpc" in row:
+            ratio = row["grpc"]["committed_spans_per_s"] / row["baseline"]["committed_spans_per_s"]
+            print(f"[{n + 1}] same-run ratio grpc / baseline: {ratio:.2f}x", flush=True)
+        rounds.append(row)
+    print(f"median of {args.rounds} round(s), load average now {os.getloadavg()[0]:.2f}:")
+    summary: dict[str, dict[str, float]] = {}
+    for phase in phases:
+        runs = [r[phase] for r in rounds]
+        keys = ("committed_spans_per_s", "p50_ms", "p99_ms", "cpu_ms_per_1k_spans")
+        summary[phase] = {k: median([r[k] for r in runs]) for k in keys}
+        m = summary[phase]
         print(
-            f"{r['transport']:>5} offered={r['offered_rate']!s:>6}  "
-            f"committed={r['committed_spans_per_s']:>9,.0f} spans/s  "
-            f"p50={r['p50_ms']:.1f} ms  p99={r['p99_ms']:.1f} ms  retries={r['retries']}  "
-            f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB "
-            f"(main process {r['receiver_main_peak_rss_mb']:.0f} MB; PSS {r['receiver_peak_pss_mb']:.0f} MB)  "
-            f"commits={r['commits']} writer busy={r['writer_busy']:.0%}  "
-            f"CPU cores: receiver {r['cpu_main_cores']:.2f} + decode workers {r['cpu_workers_cores']:.2f}"
-            + ("  (clients ran out of pre-encoded requests: raise --max-rate)" if r["ran_out_of_requests"] else ""),
-            flush=True,
+            f"  {phase:>8}: {m['committed_spans_per_s']:>9,.0f} spans/s  p50 {m['p50_ms']:.0f} ms  "
+            f"p99 {m['p99_ms']:.0f} ms  {m['cpu_ms_per_1k_spans']:.1f} CPU ms per 1k spans"
         )
-    ceil = ceiling(args.spans, args.lineage)
-    print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
-    for r in rows:
-        print(f"  {r['transport']} offered={r['offered_rate']}: {r['committed_spans_per_s'] / ceil:.2f}x the ceiling")
+    if "baseline" in phases and "grpc" in phases:
+        ratios = [r["grpc"]["committed_spans_per_s"] / r["baseline"]["committed_spans_per_s"] for r in rounds]
+        cpu = [r["baseline"]["cpu_ms_per_1k_spans"] / r["grpc"]["cpu_ms_per_1k_spans"] for r in rounds]
+        summary["ratios"] = {"grpc_over_baseline": median(ratios), "baseline_cpu_over_grpc_cpu": median(cpu)}
+        print(
+            f"  same-run throughput ratio grpc / baseline: {median(ratios):.2f}x (rounds: "
+            + ", ".join(f"{x:.2f}" for x in ratios)
+            + f"); CPU per span baseline / ours: {median(cpu):.2f}x"
+        )
+    if "http" in phases and "grpc" in phases:
+        ratios = [r["http"]["committed_spans_per_s"] / r["grpc"]["committed_spans_per_s"] for r in rounds]
+        summary.setdefault("ratios", {})["http_over_grpc"] = median(ratios)
+        print(f"  same-run ratio http / grpc: {median(ratios):.2f}x")
+    if not args.no_ceiling:
+        ceil = ceiling(args.spans, args.lineage)
+        print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
+        for phase in phases:
+            print(f"  {phase}: {summary[phase]['committed_spans_per_s'] / ceil:.2f}x the ceiling")
     if args.json:
-        print(json.dumps({"phases": rows, "ceiling_spans_per_s": ceil}, indent=2))
+        print(json.dumps({"rounds": rounds, "median": summary}, indent=2))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from otel_agent.errors import DecoderUnavailableError
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.decode import decode_payload
 from otel_agent.fold.redact import Redactor, Rule
+from otel_agent.ingest.decode_worker import read_reply
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ class ProcessDecoder:
             raise DecoderUnavailableError(f"a decode worker {why} while holding the request; retry") from exc
         self._checkin(worker)
         try:
-            ok, value = pickle.loads(reply)
+            ok, value = read_reply(reply)
         except Exception as exc:  # an error type that cannot be rebuilt here
             raise RuntimeError(f"decode worker reply could not be read: {exc}") from exc
         if ok:

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
+from otel_agent.ingest.recent import BatchKeys, RecentKeys, batch_keys
 from otel_agent.signals import SIGNALS, Signal
 from otel_agent.store.statements import statement
 
@@ -70,6 +71,8 @@ class _BatchJob:
     batch: FoldedBatch
     admission: Admission
     future: Future[FoldedBatch]
+    keys: BatchKeys | None = None
+    """The batch's re-delivery keys, packed in the submitting thread (None: no recent window)."""
 
     @property
     def items(self) -> int:
@@ -97,13 +100,21 @@ class WriterStats:
     items: int = 0
     failed_commits: int = 0
     refused: int = 0
+    duplicate_queries: int = 0
+    """Signal parts of group commits whose re-delivery check asked the store (outside the recent window)."""
     commit_seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
 
 
 STAGES = ("prepare", "duplicates", "insert", "commit")
-"""Where commit time goes: building and registering the Arrow input and counting repeats, the stored-duplicate
-query, the inserts, and COMMIT (WAL write and fsync). Reported by /healthz and the ingest benchmark."""
+"""Where commit time goes: building and registering the Arrow input, the re-delivery check (the recent window's
+set, or the stored-duplicate query outside it), the inserts, and COMMIT (WAL write and fsync). Reported by
+/healthz and the ingest benchmark."""
+
+RECENT_WINDOW_S = 120.0
+"""How far back (by key time, against the wall clock) the in-memory set of stored keys reaches (``recent``)."""
+RECENT_MAX_KEYS = 262_144
+"""The most keys it holds per signal (~100 bytes each): past that the oldest seconds are left to the store."""
 
 
 class Writer:
@@ -117,6 +128,8 @@ class Writer:
         batch_max_items: int = 50_000,
         batch_timeout_s: float = 0.0,
         maintenance: Maintenance | None = None,
+        recent_window_s: float = RECENT_WINDOW_S,
+        recent_max_keys: int = RECENT_MAX_KEYS,
     ) -> None:
         self.con = con
         self.maintenance = maintenance
@@ -132,6 +145,12 @@ class Writer:
             for name in (statements.duplicates, statements.insert_all, statements.insert_new)
             if name
         }
+        # Rebuilt from the store before the thread starts (0 keys: no window, every check asks the store).
+        self._recent: dict[str, RecentKeys] = {}
+        if recent_max_keys > 0:
+            for name, spec in SIGNALS.items():
+                self._recent[name] = RecentKeys(recent_window_s, recent_max_keys)
+                self._recent[name].load(con, spec)
         self._queue: queue.Queue[_Job | None] = queue.Queue()
         self._lock = threading.Lock()
         self._inflight = 0
@@ -214,6 +233,10 @@ class Writer:
     def submit(self, batch: FoldedBatch, admission: Admission) -> Future[FoldedBatch]:
         """Queue a decoded batch; the future resolves with the batch after its data has committed."""
         job = _BatchJob(batch, admission, Future())
+        if batch.signal in self._recent:
+            spec = SIGNALS[batch.signal]
+            main = batch.tables.get(spec.main_table)
+            job.keys = batch_keys(spec, main if main is not None else spec.tables[spec.main_table].empty_table())
         self._enqueue(job)
         return job.future
 
@@ -292,7 +315,7 @@ class Writer:
         if not batches:
             return
         try:
-            self._commit([j.batch for j in batches])
+            self._commit(batches)
             outcome: list[BaseException | None] = [None] * len(batches)
         except Exception as exc:  # one bad batch must not fail its neighbours: retry each alone
             log.warning("group commit of %d batches failed (%s); committing one by one", len(batches), exc)
@@ -300,7 +323,7 @@ class Writer:
             outcome = []
             for job in batches:
                 try:
-                    self._commit([job.batch])
+                    self._commit([job])
                     outcome.append(None)
                 except Exception as single:
                     log.error("commit failed: %s", single)
@@ -325,12 +348,12 @@ class Writer:
             return
         job.future.set_result(result)
 
-    def _commit(self, batches: list[FoldedBatch]) -> None:
+    def _commit(self, jobs: list[_BatchJob]) -> None:
         started = time.monotonic()
-        self._commit_sql(batches)
+        self._commit_sql(jobs)
         elapsed = max(time.monotonic() - started, 1e-4)
         self.stats.commit_seconds += elapsed
-        rate = sum(b.payload_bytes for b in batches) / elapsed
+        rate = sum(j.batch.payload_bytes for j in jobs) / elapsed
         self._commit_rate = rate if not self._commit_rate else 0.8 * self._commit_rate + 0.2 * rate
 
     @contextmanager
@@ -342,11 +365,11 @@ class Writer:
         finally:
             self.stats.stage_seconds[name] += time.perf_counter() - started
 
-    def _commit_sql(self, batches: list[FoldedBatch]) -> None:
+    def _commit_sql(self, jobs: list[_BatchJob]) -> None:
         con = self.con
-        by_signal: dict[str, list[FoldedBatch]] = {}
-        for b in batches:
-            by_signal.setdefault(b.signal, []).append(b)
+        by_signal: dict[str, list[_BatchJob]] = {}
+        for j in jobs:
+            by_signal.setdefault(j.batch.signal, []).append(j)
         con.execute("BEGIN")
         try:
             for signal, members in by_signal.items():
@@ -357,23 +380,41 @@ class Writer:
             with suppress(duckdb.Error):
                 con.execute("ROLLBACK")
             raise
+        with self._stage("duplicates"):  # stored now: the recent window takes their keys
+            for signal, members in by_signal.items():
+                recent = self._recent.get(signal)
+                if recent is not None:
+                    for j in members:
+                        if j.keys is not None:
+                            recent.committed(j.keys)
+        batches = [j.batch for j in jobs]
         self.stats.commits += 1
         self.stats.batches += len(batches)
         self.stats.items += sum(b.accepted for b in batches)
 
-    def _insert_signal(self, spec: Signal, members: list[FoldedBatch]) -> None:
+    def _insert_signal(self, spec: Signal, jobs: list[_BatchJob]) -> None:
         """Insert one signal's part of a group commit: all of it when none of its items is stored or repeated
-        (the fast path), else only the new ones (``docs/schema.md``, re-delivery)."""
+        (the fast path), else only the new ones (``docs/schema.md``, re-delivery). Whether any is stored is
+        answered by the recent window when it covers every key's time, else by the store."""
         con, sql, statements = self.con, self._sql, spec.statements
+        members = [j.batch for j in jobs]
         with self._stage("prepare"):
             incoming: dict[str, pa.Table] = {}
             for name, schema in spec.tables.items():
                 parts = [m.tables[name] for m in members if name in m.tables]
                 incoming[name] = pa.concat_tables(parts) if parts else schema.empty_table()
                 con.register("incoming_" + name, incoming[name])
-            repeated = _repeats(incoming[spec.main_table], spec.key)
         with self._stage("duplicates"):
-            (stored,) = con.execute(sql[statements.duplicates]).fetchall()[0]
+            recent = self._recent.get(spec.name)
+            keys = [j.keys for j in jobs]
+            if recent is not None and all(k is not None and k.keys is not None and recent.covers(k.low) for k in keys):
+                packed = [key for k in keys for key in k.keys]  # type: ignore[union-attr]
+                repeated = len(set(packed)) != len(packed)
+                stored = recent.any_stored(packed)
+            else:
+                repeated = _repeats(incoming[spec.main_table], spec.key)
+                (stored,) = con.execute(sql[statements.duplicates]).fetchall()[0]
+                self.stats.duplicate_queries += 1
         fast = not (stored or repeated)
         with self._stage("insert"):
             con.execute(sql[statements.insert_all if fast else statements.insert_new]).fetchall()
