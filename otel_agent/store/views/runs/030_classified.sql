@@ -228,34 +228,68 @@ WITH c AS MATERIALIZED (
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
 ),
--- What a span's exceptions say, from two records: the first `exception` span event of a span in ERROR
--- (OpenInference, pydantic-ai, smolagents and others record a failure only so; src 0), and the GenAI
--- gen_ai.client.operation.exception event, an OTLP log record (src 1) of the span it is parented to (its
--- trace_id/span_id), else, with no span context, of the provider call whose gen_ai.response.id it carries.
--- A re-delivered log record carries the same values (arg_min picks one). from_log: the span has such a record
--- (the operation failed, whatever the span's status says).
+-- What the events of a span say, read in one pass over span_events and one over logs, each a semi-join on keys
+-- (an event's JSON is read only once it is known to belong to a span that can use it):
+-- * exceptions: the first `exception` span event of a span in ERROR (OpenInference, pydantic-ai, smolagents and
+--   others record a failure only so; src 0), and the GenAI gen_ai.client.operation.exception event, an OTLP log
+--   record (src 1) of the span it is parented to (its trace_id/span_id), else, with no span context, of the
+--   provider call whose gen_ai.response.id it carries. from_log: the span has such a record (the operation
+--   failed, whatever the span's status says).
+-- * guardrail verdicts: the GenAI gen_ai.guardrail.result event (semantic-conventions-genai, Development) of a
+--   guard span (base category guard_result: apply_guardrail, OpenInference GUARDRAIL), as a span event on it
+--   (src 2) or as a log record parented to it (src 3); its gen_ai.guardrail.* attributes fill what the span's
+--   own attributes lack (the span wins, then the span event, then the log record).
+-- A re-delivered log record carries the same values (arg_min picks one).
 exceptions AS MATERIALIZED (
     SELECT
         trace_id, span_id,
         arg_min(exception_type, (src, ord)) FILTER (WHERE exception_type IS NOT NULL) AS exception_type,
         arg_min(exception_message, (src, ord)) FILTER (WHERE exception_message IS NOT NULL) AS exception_message,
-        bool_or(src = 1) AS from_log
+        bool_or(src = 1) AS from_log,
+        arg_min(guard_name, (src, ord)) FILTER (WHERE guard_name IS NOT NULL) AS ev_guard_name,
+        arg_min(guard_verdict, (src, ord)) FILTER (WHERE guard_verdict IS NOT NULL) AS ev_guard_verdict,
+        arg_min(guard_reason, (src, ord)) FILTER (WHERE guard_reason IS NOT NULL) AS ev_guard_reason,
+        arg_min(guard_stage, (src, ord)) FILTER (WHERE guard_stage IS NOT NULL) AS ev_guard_stage,
+        arg_min(guard_target_id, (src, ord)) FILTER (WHERE guard_target_id IS NOT NULL) AS ev_guard_target_id,
+        arg_min(guard_action, (src, ord)) FILTER (WHERE guard_action IS NOT NULL) AS ev_guard_action
     FROM (
-        SELECT e.trace_id, e.span_id, 0 AS src, e.event_index AS ord,
-               oa_text(e.attributes->>'exception.type') AS exception_type,
-               oa_text(e.attributes->>'exception.message') AS exception_message
-        FROM span_events AS e
-        SEMI JOIN (SELECT trace_id, span_id FROM c WHERE status_code = 'ERROR') AS x
-            ON x.trace_id = e.trace_id AND x.span_id = e.span_id
-        WHERE e.name = 'exception'
-        UNION ALL
-        SELECT coalesce(l.trace_id, r.trace_id), coalesce(l.span_id, r.span_id), 1, epoch_ns(l.time),
-               oa_text(l.attributes->>'exception.type'), oa_text(l.attributes->>'exception.message')
-        FROM logs AS l
-        LEFT JOIN (SELECT trace_id, span_id, response_id FROM c WHERE base_category = 'provider_call') AS r
-            ON oa_text(l.span_id) IS NULL AND r.response_id = l.attributes->>'gen_ai.response.id'
-        WHERE l.event_name = 'gen_ai.client.operation.exception'
-          AND (oa_text(l.span_id) IS NOT NULL OR r.span_id IS NOT NULL)
+        SELECT trace_id, span_id, src, ord, exception_type, exception_message,
+               oa_text(coalesce(oa_text(g->>'gen_ai.guardrail.name'), g->>'gen_ai.guardrail.component.name'))
+                   AS guard_name,
+               oa_text(g->>'gen_ai.guardrail.verdict.type') AS guard_verdict,
+               oa_text(g->>'gen_ai.guardrail.verdict.reason') AS guard_reason,
+               oa_text(g->>'gen_ai.guardrail.target.type') AS guard_stage,
+               oa_text(g->>'gen_ai.guardrail.target.id') AS guard_target_id,
+               oa_text(lower(g->>'gen_ai.guardrail.action.type')) AS guard_action
+        FROM (
+            SELECT e.trace_id, e.span_id, CASE WHEN e.name = 'exception' THEN 0 ELSE 2 END AS src,
+                   e.event_index AS ord,
+                   CASE WHEN e.name = 'exception' THEN oa_text(e.attributes->>'exception.type') END AS exception_type,
+                   CASE WHEN e.name = 'exception' THEN oa_text(e.attributes->>'exception.message') END
+                       AS exception_message,
+                   CASE WHEN e.name <> 'exception' THEN e.attributes END AS g
+            FROM span_events AS e
+            SEMI JOIN (SELECT trace_id, span_id, status_code = 'ERROR' AS in_error,
+                              base_category = 'guard_result' AS guard
+                       FROM c WHERE status_code = 'ERROR' OR base_category = 'guard_result') AS x
+                ON x.trace_id = e.trace_id AND x.span_id = e.span_id
+               AND ((e.name = 'exception' AND x.in_error) OR (e.name = 'gen_ai.guardrail.result' AND x.guard))
+            WHERE e.name IN ('exception', 'gen_ai.guardrail.result')
+            UNION ALL
+            SELECT coalesce(l.trace_id, r.trace_id), coalesce(l.span_id, r.span_id), 1, epoch_ns(l.time),
+                   oa_text(l.attributes->>'exception.type'), oa_text(l.attributes->>'exception.message'), NULL
+            FROM logs AS l
+            LEFT JOIN (SELECT trace_id, span_id, response_id FROM c WHERE base_category = 'provider_call') AS r
+                ON oa_text(l.span_id) IS NULL AND r.response_id = l.attributes->>'gen_ai.response.id'
+            WHERE l.event_name = 'gen_ai.client.operation.exception'
+              AND (oa_text(l.span_id) IS NOT NULL OR r.span_id IS NOT NULL)
+            UNION ALL
+            SELECT l.trace_id, l.span_id, 3, epoch_ns(l.time), NULL, NULL, l.attributes
+            FROM logs AS l
+            SEMI JOIN (SELECT trace_id, span_id FROM c WHERE base_category = 'guard_result') AS x
+                ON x.trace_id = l.trace_id AND x.span_id = l.span_id
+            WHERE l.event_name = 'gen_ai.guardrail.result'
+        ) AS y
     ) AS x
     SEMI JOIN c ON c.trace_id = x.trace_id AND c.span_id = x.span_id
     GROUP BY trace_id, span_id
@@ -318,7 +352,9 @@ j AS (
         coalesce(n.has_error_child, false) AS has_error_child,
         x.exception_type,
         x.exception_message,
-        coalesce(x.from_log, false) AS failed_by_log
+        coalesce(x.from_log, false) AS failed_by_log,
+        x.ev_guard_name, x.ev_guard_verdict, x.ev_guard_reason, x.ev_guard_stage, x.ev_guard_target_id,
+        x.ev_guard_action
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
@@ -380,14 +416,15 @@ SELECT
     skill_name,
     skill_version,
     attr_skill_invocation_id,
-    coalesce(attr_guard_name, CASE WHEN base_category = 'guard_result' THEN name END) AS guard_name,
-    guard_outcome,
-    guard_reason,
-    guard_stage,
-    guard_target_id,
+    -- guard facts: the span's attributes, else its gen_ai.guardrail.result event (span event, then log record)
+    coalesce(attr_guard_name, ev_guard_name, CASE WHEN base_category = 'guard_result' THEN name END) AS guard_name,
+    coalesce(guard_outcome, oa_guardrail_outcome(ev_guard_verdict)) AS guard_outcome,
+    coalesce(guard_reason, ev_guard_reason) AS guard_reason,
+    coalesce(guard_stage, ev_guard_stage) AS guard_stage,
+    coalesce(guard_target_id, ev_guard_target_id) AS guard_target_id,
     -- the 2026 attributes few views read travel as one struct to the public views (fewer columns through the
     -- per-run pipeline: its planning time grows with them); classified_spans_for_run flattens it
-    {'guard_action': guard_action, 'memory_store_id': memory_store_id, 'memory_record_id': memory_record_id,
+    {'guard_action': coalesce(guard_action, ev_guard_action), 'memory_store_id': memory_store_id, 'memory_record_id': memory_record_id,
      'memory_record_count': memory_record_count, 'prompt_name': prompt_name, 'prompt_version': prompt_version,
      'request_stream': request_stream, 'time_to_first_chunk_ms': time_to_first_chunk_ms,
      'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state,
