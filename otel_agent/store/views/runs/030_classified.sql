@@ -236,7 +236,8 @@ parents AS MATERIALIZED (
 --   provider call whose gen_ai.response.id it carries. from_log: the span has such a record (the operation
 --   failed, whatever the span's status says).
 -- * guardrail verdicts: the GenAI gen_ai.guardrail.result event (semantic-conventions-genai, Development) of a
---   guard span (base category guard_result: apply_guardrail, OpenInference GUARDRAIL), as a span event on it
+--   third-party guard span (apply_guardrail, OpenInference GUARDRAIL; our guard_result records always carry
+--   otel_agent.guard.* and are not looked up, which keeps the lookup off our spans), as a span event on it
 --   (src 2) or as a log record parented to it (src 3); its gen_ai.guardrail.* attributes fill what the span's
 --   own attributes lack (the span wins, then the span event, then the log record).
 -- A re-delivered log record carries the same values (arg_min picks one).
@@ -246,12 +247,14 @@ exceptions AS MATERIALIZED (
         arg_min(exception_type, (src, ord)) FILTER (WHERE exception_type IS NOT NULL) AS exception_type,
         arg_min(exception_message, (src, ord)) FILTER (WHERE exception_message IS NOT NULL) AS exception_message,
         bool_or(src = 1) AS from_log,
-        arg_min(guard_name, (src, ord)) FILTER (WHERE guard_name IS NOT NULL) AS ev_guard_name,
-        arg_min(guard_verdict, (src, ord)) FILTER (WHERE guard_verdict IS NOT NULL) AS ev_guard_verdict,
-        arg_min(guard_reason, (src, ord)) FILTER (WHERE guard_reason IS NOT NULL) AS ev_guard_reason,
-        arg_min(guard_stage, (src, ord)) FILTER (WHERE guard_stage IS NOT NULL) AS ev_guard_stage,
-        arg_min(guard_target_id, (src, ord)) FILTER (WHERE guard_target_id IS NOT NULL) AS ev_guard_target_id,
-        arg_min(guard_action, (src, ord)) FILTER (WHERE guard_action IS NOT NULL) AS ev_guard_action
+        -- one struct, not six columns, through the layers below (their planning time grows with columns)
+        CASE WHEN bool_or(src >= 2) THEN {
+            'name': arg_min(guard_name, (src, ord)) FILTER (WHERE guard_name IS NOT NULL),
+            'verdict': arg_min(guard_verdict, (src, ord)) FILTER (WHERE guard_verdict IS NOT NULL),
+            'reason': arg_min(guard_reason, (src, ord)) FILTER (WHERE guard_reason IS NOT NULL),
+            'stage': arg_min(guard_stage, (src, ord)) FILTER (WHERE guard_stage IS NOT NULL),
+            'target_id': arg_min(guard_target_id, (src, ord)) FILTER (WHERE guard_target_id IS NOT NULL),
+            'action': arg_min(guard_action, (src, ord)) FILTER (WHERE guard_action IS NOT NULL)} END AS ev_guard
     FROM (
         SELECT trace_id, span_id, src, ord, exception_type, exception_message,
                oa_text(coalesce(oa_text(g->>'gen_ai.guardrail.name'), g->>'gen_ai.guardrail.component.name'))
@@ -270,8 +273,9 @@ exceptions AS MATERIALIZED (
                    CASE WHEN e.name <> 'exception' THEN e.attributes END AS g
             FROM span_events AS e
             SEMI JOIN (SELECT trace_id, span_id, status_code = 'ERROR' AS in_error,
-                              base_category = 'guard_result' AS guard
-                       FROM c WHERE status_code = 'ERROR' OR base_category = 'guard_result') AS x
+                              base_category = 'guard_result' AND record_kind IS NULL AS guard
+                       FROM c WHERE status_code = 'ERROR' OR (base_category = 'guard_result' AND record_kind IS NULL))
+                AS x
                 ON x.trace_id = e.trace_id AND x.span_id = e.span_id
                AND ((e.name = 'exception' AND x.in_error) OR (e.name = 'gen_ai.guardrail.result' AND x.guard))
             WHERE e.name IN ('exception', 'gen_ai.guardrail.result')
@@ -286,7 +290,8 @@ exceptions AS MATERIALIZED (
             UNION ALL
             SELECT l.trace_id, l.span_id, 3, epoch_ns(l.time), NULL, NULL, l.attributes
             FROM logs AS l
-            SEMI JOIN (SELECT trace_id, span_id FROM c WHERE base_category = 'guard_result') AS x
+            SEMI JOIN (SELECT trace_id, span_id FROM c WHERE base_category = 'guard_result' AND record_kind IS NULL)
+                AS x
                 ON x.trace_id = l.trace_id AND x.span_id = l.span_id
             WHERE l.event_name = 'gen_ai.guardrail.result'
         ) AS y
@@ -353,8 +358,7 @@ j AS (
         x.exception_type,
         x.exception_message,
         coalesce(x.from_log, false) AS failed_by_log,
-        x.ev_guard_name, x.ev_guard_verdict, x.ev_guard_reason, x.ev_guard_stage, x.ev_guard_target_id,
-        x.ev_guard_action
+        x.ev_guard
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
@@ -417,14 +421,15 @@ SELECT
     skill_version,
     attr_skill_invocation_id,
     -- guard facts: the span's attributes, else its gen_ai.guardrail.result event (span event, then log record)
-    coalesce(attr_guard_name, ev_guard_name, CASE WHEN base_category = 'guard_result' THEN name END) AS guard_name,
-    coalesce(guard_outcome, oa_guardrail_outcome(ev_guard_verdict)) AS guard_outcome,
-    coalesce(guard_reason, ev_guard_reason) AS guard_reason,
-    coalesce(guard_stage, ev_guard_stage) AS guard_stage,
-    coalesce(guard_target_id, ev_guard_target_id) AS guard_target_id,
+    coalesce(attr_guard_name, ev_guard.name, CASE WHEN base_category = 'guard_result' THEN name END) AS guard_name,
+    coalesce(guard_outcome, oa_guardrail_outcome(ev_guard.verdict)) AS guard_outcome,
+    coalesce(guard_reason, ev_guard.reason) AS guard_reason,
+    coalesce(guard_stage, ev_guard.stage) AS guard_stage,
+    coalesce(guard_target_id, ev_guard.target_id) AS guard_target_id,
     -- the 2026 attributes few views read travel as one struct to the public views (fewer columns through the
     -- per-run pipeline: its planning time grows with them); classified_spans_for_run flattens it
-    {'guard_action': coalesce(guard_action, ev_guard_action), 'memory_store_id': memory_store_id, 'memory_record_id': memory_record_id,
+    {'guard_action': coalesce(guard_action, ev_guard.action),
+     'memory_store_id': memory_store_id, 'memory_record_id': memory_record_id,
      'memory_record_count': memory_record_count, 'prompt_name': prompt_name, 'prompt_version': prompt_version,
      'request_stream': request_stream, 'time_to_first_chunk_ms': time_to_first_chunk_ms,
      'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state,
