@@ -26,10 +26,10 @@ from tests.conftest import rows
 EVENT = "gen_ai.guardrail.result"
 
 
-def _guard(tracer: Any, name: str, **attributes: Any) -> Any:
-    """An apply_guardrail span with no verdict of its own (its kind does not matter to the views)."""
+def _guard(tracer: Any, name: str, operation: str = "apply_guardrail", **attributes: Any) -> Any:
+    """A guard span with no verdict of its own (its kind does not matter to the views)."""
     return tracer.start_as_current_span(
-        f"apply_guardrail {name}", attributes={"gen_ai.operation.name": "apply_guardrail", **attributes}
+        f"{operation} {name}", attributes={"gen_ai.operation.name": operation, **attributes}
     )
 
 
@@ -85,7 +85,8 @@ def receiver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Receiver]:
                     "gen_ai.guardrail.target.id": "msg-1",
                 }
             )
-        with _guard(tracer, "toxicity"):
+        # run_guardrail: the operation name of the drafts (opentelemetry-util-genai)
+        with _guard(tracer, "toxicity", operation="run_guardrail"):
             result_record({"gen_ai.guardrail.component.name": "toxicity", "gen_ai.guardrail.verdict.type": "allow"})
     # run 3: the span's own attributes win over both events
     with (
@@ -120,7 +121,7 @@ def test_guard_facts_come_from_the_result_event(receiver: Receiver) -> None:
     assert rows(receiver, GUARDS) == [
         ("by_log_record", "apply_guardrail jailbreak", "jailbreak_filter", "blocked", "jailbreak pattern", "input",
          "msg-1", None),
-        ("by_log_record", "apply_guardrail toxicity", "toxicity", "passed", None, None, None, None),
+        ("by_log_record", "run_guardrail toxicity", "toxicity", "passed", None, None, None, None),
         ("by_span_event", "apply_guardrail pii", "pii_filter", "blocked", "email address in prompt", "input", None,
          "block"),
         ("not_a_guard", "apply_guardrail silent", "apply_guardrail silent", None, None, None, None, None),
@@ -146,5 +147,5 @@ def test_guard_blocks_count_the_event_verdicts(receiver: Receiver) -> None:
         ("apply_guardrail jailbreak", "blocked"),
         ("apply_guardrail moderation", "passed"),
         ("apply_guardrail pii", "blocked"),
-        ("apply_guardrail toxicity", "passed"),
+        ("run_guardrail toxicity", "passed"),
     ]

@@ -206,7 +206,8 @@ WITH k AS (
                     WHEN op_name = 'invoke_agent' THEN 'agent'
                     WHEN op_name = 'invoke_workflow' THEN 'flow_run'
                     WHEN op_name = 'plan' THEN 'step'
-                    WHEN op_name = 'apply_guardrail' THEN 'guard_result'
+                    -- run_guardrail: the name of the drafts instrumentations emit today (opentelemetry-util-genai)
+                    WHEN op_name IN ('apply_guardrail', 'run_guardrail') THEN 'guard_result'
                     WHEN op_name IN ('create_memory_store', 'delete_memory_store', 'create_memory', 'search_memory',
                                      'update_memory', 'upsert_memory', 'delete_memory') THEN 'memory'
                     WHEN op_name IN ('handoff', 'transfer') THEN 'handoff'
@@ -236,7 +237,7 @@ parents AS MATERIALIZED (
 --   provider call whose gen_ai.response.id it carries. from_log: the span has such a record (the operation
 --   failed, whatever the span's status says).
 -- * guardrail verdicts: the GenAI gen_ai.guardrail.result event (semantic-conventions-genai, Development) of a
---   third-party guard span (apply_guardrail, OpenInference GUARDRAIL; our guard_result records always carry
+--   third-party guard span (apply_guardrail / run_guardrail, OpenInference GUARDRAIL; our guard_result records always carry
 --   otel_agent.guard.* and are not looked up, which keeps the lookup off our spans), as a span event on it
 --   (src 2) or as a log record parented to it (src 3); its gen_ai.guardrail.* attributes fill what the span's
 --   own attributes lack (the span wins, then the span event, then the log record).
