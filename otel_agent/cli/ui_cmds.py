@@ -12,7 +12,7 @@ import threading
 
 import click
 
-from otel_agent.cli.options import db_option
+from otel_agent.cli.options import archive_option, db_option
 from otel_agent.config import DEFAULT_DB
 
 
@@ -27,6 +27,7 @@ def _loopback(host: str) -> bool:
 
 @click.command()
 @db_option(multiple=True)
+@archive_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=int, default=8080, show_default=True, help="Port to bind (0: any free port).")
 @click.option(
@@ -35,9 +36,10 @@ def _loopback(host: str) -> bool:
 )  # fmt: skip
 @click.option("--insecure", is_flag=True, help="Allow binding a non-loopback address without a tokens file.")
 def ui(db: tuple[str, ...], host: str, port: int, tokens_file: str | None, insecure: bool) -> None:
-    """Serve the web console over closed DuckDB files (several --db: shards as one), read-only."""
+    """Serve the web console over closed DuckDB files (several --db: shards; --archive: + archive), read-only."""
     from otel_agent.console.app import build_ui_app, ui_console
     from otel_agent.errors import OtelAgentError
+    from otel_agent.lifecycle.reading import current_archive
     from otel_agent.query.client import live_receiver
     from otel_agent.server.auth import Authenticator
     from otel_agent.server.http_transport import HttpServer
@@ -51,7 +53,7 @@ def ui(db: tuple[str, ...], host: str, port: int, tokens_file: str | None, insec
         raise click.ClickException(f"refusing to serve {host} without --tokens-file (or --insecure to serve it open)")
     try:
         auth = Authenticator.from_file(tokens_file)
-        mounted = ui_console(dbs, auth)
+        mounted = ui_console(dbs, auth)  # open_readonly reads --archive (set by its option)
         server = HttpServer(build_ui_app(mounted), f"{host}:{port}")
     except (OtelAgentError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -60,9 +62,9 @@ def ui(db: tuple[str, ...], host: str, port: int, tokens_file: str | None, insec
         signal.signal(sig, lambda *_: stop.set())
     server.start()
     shown = f"[{host}]" if ":" in host else host
-    click.echo(
-        f"otel-agent console (read-only) on http://{shown}:{server.port}/ over {', '.join(dbs)}  (Ctrl-C to stop)"
-    )
+    archive = current_archive()
+    over = ", ".join(dbs) + (f" + archive {archive}" if archive else "")
+    click.echo(f"otel-agent console (read-only) on http://{shown}:{server.port}/ over {over}  (Ctrl-C to stop)")
     while not stop.wait(0.5):
         if not server.thread.is_alive():
             break

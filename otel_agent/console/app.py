@@ -256,14 +256,16 @@ READ_ONLY_REASON = (
 
 def ui_console(dbs: list[str], auth: Any, *, query_max_rows: int = 10_000, query_timeout_s: float = 10.0) -> Mounted:
     """The console of ``otel-agent ui``: one closed store, or several shards as one, opened read-only."""
+    from otel_agent.lifecycle.reading import current_archive
     from otel_agent.query.client import open_readonly
 
-    con = open_readonly(dbs)
+    con = open_readonly(dbs)  # with --archive (current_archive): raw tables are live ∪ archive
+    source = "read-only · " + ", ".join(Path(db).name for db in dbs) + (" + archive" if current_archive() else "")
     console = Console(
         store=ConsoleStore(con, workers=3, timeout_s=query_timeout_s),
         security=Security(auth),
         read_only_reason=READ_ONLY_REASON,
-        source="read-only · " + ", ".join(Path(db).name for db in dbs),
+        source=source,
         query_max_rows=query_max_rows,
         query_timeout_s=query_timeout_s,
     )
