@@ -100,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         str,
         "Local directory or s3:// URI of the Parquet archive: closed windows are written there before retention "
-        "deletes them (docs/scale.md).",
+        "deletes them; a local one is also read by the query API and console (live ∪ archive; docs/scale.md).",
     ),
     Setting(
         "iceberg_catalog",

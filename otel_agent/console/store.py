@@ -23,7 +23,7 @@ import duckdb
 
 from otel_agent.errors import QueryTimeoutError
 from otel_agent.export.reader import Reader
-from otel_agent.store.database import store_cursor
+from otel_agent.store.database import reading_cursor
 from otel_agent.store.statements import statement
 
 T = TypeVar("T")
@@ -258,7 +258,7 @@ class ConsoleStore:
             snap.refreshing = False
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        return store_cursor(self.con)
+        return reading_cursor(self.con)  # a receiver with an archive: live ∪ archive
 
     def run(self, fn: Callable[[Queries], T], timeout_s: float | None = None) -> T:
         """Run ``fn`` on a fresh cursor in the calling thread, interrupted after ``timeout_s``."""

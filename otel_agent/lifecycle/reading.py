@@ -9,6 +9,11 @@ is stored as Parquet strings), so a view's rows are typed exactly as the live ta
 
 Which archive the reading commands use is set by their shared ``--archive`` option (``cli/options.py``)
 through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``.
+
+A receiver with a local ``--archive`` reads the same way on its own connection (``attach_history``): an in-memory
+catalog ``otel_agent_history`` beside the store's, holding the union views over the store's tables and this
+release's derived SQL, which its query API and console read (``store.database.reading_cursor``) while the writer and the
+lifecycle keep the store's own catalog (``store_cursor``).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pyarrow.fs as pafs
 
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import BY_TABLE
-from otel_agent.store.database import RAW_TABLES
+from otel_agent.store.database import HISTORY_CATALOG, RAW_TABLES, STORE_CATALOG, apply_derived, schema_tables
 from otel_agent.store.shards import attach_shards, union_sql
 
 _ARCHIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("otel_agent_read_archive", default=None)
@@ -104,7 +109,11 @@ def open_with_archive(dbs: list[str], uri: str) -> duckdb.DuckDBPyConnection:
 
 
 def live_and_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table: str, shards: int) -> str:
-    live = union_sql(table, list(range(shards)))
+    return union_with_archive_sql(con, archive, table, union_sql(table, list(range(shards))))
+
+
+def union_with_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table: str, live: str) -> str:
+    """The body of ``table``'s view: the rows of the query ``live`` ∪ the archive's, deduplicated by its keys."""
     source = archive_source(con, archive, table)
     if source is None:
         return live
@@ -119,3 +128,41 @@ def live_and_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table
         f"UNION ALL SELECT {casts}, 1 FROM {source}) "
         f"QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY lc_from_archive) = 1"
     )
+
+
+def attach_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
+    """Give a receiver's connection the catalog ``HISTORY_CATALOG``: every schema table of the store as a view
+    (raw tables: live ∪ archive; the others: the store's own), with this release's derived SQL on top.
+
+    Called before the connection is locked down (``query.readonly.lock_down``): it sets the one directory
+    DuckDB may read (the archive) and attaches the in-memory catalog. Views bind their names in their own
+    catalog, so every derived view in it reads the union, whichever catalog a cursor is in."""
+    if not archive.is_local:
+        raise ValueError("a receiver reads live ∪ archive for a local --archive only")
+    con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
+    con.execute("SET parquet_metadata_cache = true")
+    con.execute(f"ATTACH ':memory:' AS {HISTORY_CATALOG}")
+    cur = con.cursor()
+    try:
+        cur.execute(f"USE {HISTORY_CATALOG}")
+        for table in schema_tables():
+            if table not in RAW_TABLES:  # meta, product tables: the store's, written by the writer
+                cur.execute(f"CREATE VIEW {table} AS SELECT * FROM {STORE_CATALOG}.main.{table}")
+        refresh_history(cur, archive)
+        apply_derived(cur)
+    finally:
+        cur.close()
+
+
+def refresh_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
+    """(Re)create the raw-table views of ``HISTORY_CATALOG`` from the archive's partitions as they are now: a
+    table's first file and a new ``date=`` partition enter a view only here (the lifecycle calls it after it
+    archives a window; files of a day already listed are found by the view's glob when it is bound)."""
+    cur = con.cursor()
+    try:
+        cur.execute(f"USE {HISTORY_CATALOG}")
+        for table in RAW_TABLES:
+            live = f"SELECT * FROM {STORE_CATALOG}.main.{table}"
+            cur.execute(f"CREATE OR REPLACE VIEW {table} AS {union_with_archive_sql(cur, archive, table, live)}")
+    finally:
+        cur.close()

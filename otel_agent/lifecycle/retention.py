@@ -24,6 +24,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -109,6 +110,7 @@ class Lifecycle:
         self._checkpoint_due = False
         self._archived_through: dict[str, dt.datetime] = {}  # archive without retention: windows done this run
         self._stop = threading.Event()
+        self.on_archived: Callable[[], None] | None = None  # after each archived window (the readers' views)
         self._thread = threading.Thread(target=self._plan_loop, name="otel-agent-lifecycle", daemon=True)
 
     @property
@@ -272,6 +274,11 @@ class Lifecycle:
                 cur.unregister("lc_window")
             self._archive(spec, start, rows)
             self.stats.windows_archived += 1
+            if self.on_archived is not None:
+                try:
+                    self.on_archived()
+                except duckdb.Error:  # the readers keep the views they had; the next window tries again
+                    log.exception("archive: refreshing the live ∪ archive views failed")
             self.stats.archive_seconds += time.perf_counter() - t0
             log.info("archive: window %s of %s verified (%d rows)", f"{start:%Y-%m-%d %H}h", spec.table, rows.num_rows)
         if deleting:

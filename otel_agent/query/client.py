@@ -73,7 +73,8 @@ def run_sql(
         return query_receiver(receiver, sql, params, token, max_rows)
     from otel_agent.lifecycle.reading import current_archive
 
-    if len(dbs) == 1 and not current_archive():  # a receiver's query API reads its live store only
+    # A receiver's query API reads its own (local) archive, not one named here: --archive reads the files.
+    if len(dbs) == 1 and not current_archive():
         live = live_receiver(dbs[0])
         if live:
             return query_receiver(live, sql, params, token, max_rows)

@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from otel_agent.errors import QueryRejectedError, QueryTimeoutError
-from otel_agent.store.database import store_cursor
+from otel_agent.store.database import reading_cursor
 
 ALLOWED_TYPES = frozenset({duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN})
 
@@ -247,7 +247,7 @@ def run_query(
     ``timeout_s``). Raises ``QueryRejectedError`` or ``QueryTimeoutError``."""
     if deadline is None:
         deadline = time.monotonic() + timeout_s
-    cur = store_cursor(con)
+    cur = reading_cursor(con)  # a receiver with an archive: live ∪ archive
     try:
         check_statement(cur, sql)
         remaining = deadline - time.monotonic()

@@ -24,6 +24,8 @@ from otel_agent.errors import EndpointUnavailableError, StoreHeldError
 from otel_agent.fold.redact import load_rules
 from otel_agent.ingest.decoder import make_decoder
 from otel_agent.ingest.writer import Writer
+from otel_agent.lifecycle.archive import Archive
+from otel_agent.lifecycle.reading import attach_history, refresh_history
 from otel_agent.lifecycle.retention import make_lifecycle
 from otel_agent.query.readonly import lock_down
 from otel_agent.server.auth import Authenticator
@@ -100,6 +102,16 @@ def _open(config: ReceiverConfig) -> duckdb.DuckDBPyConnection:
         ) from None
 
 
+def _reads_archive(config: ReceiverConfig) -> Archive | None:
+    """The archive the query API and console read with the live store: a local ``--archive`` of a store file.
+    An S3 archive is read through Arrow datasets registered per connection, which the readers' cursors do not
+    see: there the receiver's readers keep the live store only (``otel-agent sql --archive`` reads it)."""
+    if not config.archive or config.db == ":memory:":
+        return None
+    archive = Archive(config.archive)
+    return archive if archive.is_local else None
+
+
 class Receiver:
     """The whole receiver: store, writer, decoder, query and review services, and both transports."""
 
@@ -110,8 +122,13 @@ class Receiver:
         preflight(config)
         self._created = config.db != ":memory:" and not Path(config.db).exists()
         self.con = _open(config)
+        history = _reads_archive(config)
+        if history is not None:  # before lock_down: it names the one directory DuckDB may read
+            attach_history(self.con, history)
         lock_down(self.con)
         self.lifecycle = make_lifecycle(self.con, config)
+        if history is not None:
+            self.lifecycle.on_archived = lambda: refresh_history(self.con, history)
         self.writer = Writer(
             self.con,
             max_inflight_bytes=config.queue_max_bytes,

@@ -65,6 +65,8 @@ ROW_GROUP_SIZE = 8192
 STORE_CATALOG = "otel_agent"
 """A store opened for writing is attached under this name (ATTACH is the only way to set ROW_GROUP_SIZE) and made
 the connection's default; cursors need ``store_cursor`` to get the same default."""
+HISTORY_CATALOG = "otel_agent_history"
+"""The in-memory catalog of a receiver's live ∪ archive views (``lifecycle.reading.attach_history``)."""
 
 
 def store_facts(con: duckdb.DuckDBPyConnection, catalog: str | None = None) -> tuple[set[str], str | None]:
@@ -275,6 +277,20 @@ def open_store(
         _record_fingerprint(con)
         con.execute("COMMIT")
     return con
+
+
+def reading_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A cursor for readers (query API, console): in ``HISTORY_CATALOG`` when the connection has one (a receiver
+    with an archive: raw tables live ∪ archive, ``lifecycle.reading.attach_history``), else ``store_cursor``."""
+    cur = con.cursor()
+    attached = cur.execute(
+        "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [HISTORY_CATALOG]
+    ).fetchall()[0][0]
+    if not attached:
+        cur.close()
+        return store_cursor(con)
+    cur.execute(f"USE {HISTORY_CATALOG}")
+    return cur
 
 
 def store_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
