@@ -26,6 +26,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_receiver(db: str | Path, **overrides: Any) -> Receiver:
+    """A receiver started in this process on ephemeral loopback ports over ``db``, decoding in the request
+    thread (``decode_workers=0``: fast to start) unless ``overrides`` say otherwise; the caller stops it."""
+    settings: dict[str, Any] = {
+        "db": str(db),
+        "grpc_endpoint": "127.0.0.1:0",
+        "http_endpoint": "127.0.0.1:0",
+        "decode_workers": 0,
+    }
+    settings.update(overrides)
+    return Receiver(ReceiverConfig.resolve(**settings)).start()
+
+
 @pytest.fixture
 def make_receiver(tmp_path: Path) -> Iterator[Callable[..., Receiver]]:
     """Start receivers in this process; each is stopped (and its data committed) at teardown.
@@ -36,14 +49,7 @@ def make_receiver(tmp_path: Path) -> Iterator[Callable[..., Receiver]]:
     started: list[Receiver] = []
 
     def start(**overrides: Any) -> Receiver:
-        settings: dict[str, Any] = {
-            "db": str(tmp_path / f"store{len(started)}.duckdb"),
-            "grpc_endpoint": "127.0.0.1:0",
-            "http_endpoint": "127.0.0.1:0",
-            "decode_workers": 0,
-        }
-        settings.update(overrides)
-        receiver = Receiver(ReceiverConfig.resolve(**settings)).start()
+        receiver = start_receiver(overrides.pop("db", tmp_path / f"store{len(started)}.duckdb"), **overrides)
         started.append(receiver)
         return receiver
 

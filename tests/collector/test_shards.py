@@ -11,14 +11,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from otel_agent.config import ReceiverConfig
 from otel_agent.errors import SchemaVersionError
 from otel_agent.query.client import run_sql
-from otel_agent.server.receiver import Receiver
 from otel_agent.store.database import SCHEMA_VERSION
 from otel_agent.store.shards import ShardAttachError
 from tests.collector import workload
 from tests.collector.workload import Workload
+from tests.conftest import start_receiver
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +29,7 @@ def shard_set(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Wor
     paths = []
     for i in range(3):
         path = root / f"s{i}.duckdb"
-        receiver = Receiver(
-            ReceiverConfig.resolve(
-                db=str(path), grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", decode_workers=0
-            )
-        ).start()
+        receiver = start_receiver(path)
         try:
             part = [s for s in w.spans if s.context.trace_id % 3 == i]
             part_w = Workload(spans=part, logs=[], metrics=workload.MetricsData(resource_metrics=[]), handoffs=[])

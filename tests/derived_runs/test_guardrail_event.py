@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_agent.server.receiver import Receiver
-from tests.conftest import rows
+from tests.conftest import rows, start_receiver
 
 EVENT = "gen_ai.guardrail.result"
 
@@ -36,16 +36,7 @@ def _guard(tracer: Any, name: str, operation: str = "apply_guardrail", **attribu
 @pytest.fixture(scope="module")
 def receiver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Receiver]:
     """One receiver holding four runs, each an agent span above one or two guard spans."""
-    from otel_agent.config import ReceiverConfig
-
-    receiver = Receiver(
-        ReceiverConfig.resolve(
-            db=str(tmp_path_factory.mktemp("guard") / "guard.duckdb"),
-            grpc_endpoint="127.0.0.1:0",
-            http_endpoint="127.0.0.1:0",
-            decode_workers=0,
-        )
-    ).start()
+    receiver = start_receiver(tmp_path_factory.mktemp("guard") / "guard.duckdb")
     spans = TracerProvider()
     spans.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=receiver.http_address + "/v1/traces")))
     logs = LoggerProvider()

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode
 
 from otel_agent.server.receiver import Receiver
-from tests.conftest import rows
+from tests.conftest import rows, start_receiver
 
 EVENT = "gen_ai.client.operation.exception"
 
@@ -42,16 +42,7 @@ def _chat(tracer: Any, model: str, **attributes: Any) -> Any:
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Receiver, OTLPLogExporter, list[Any]]]:
     """One receiver holding three runs; the log records are kept to be delivered a second time."""
-    from otel_agent.config import ReceiverConfig
-
-    receiver = Receiver(
-        ReceiverConfig.resolve(
-            db=str(tmp_path_factory.mktemp("exc") / "exc.duckdb"),
-            grpc_endpoint="127.0.0.1:0",
-            http_endpoint="127.0.0.1:0",
-            decode_workers=0,
-        )
-    ).start()
+    receiver = start_receiver(tmp_path_factory.mktemp("exc") / "exc.duckdb")
     spans = TracerProvider()
     spans.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=receiver.http_address + "/v1/traces")))
     log_exporter = OTLPLogExporter(endpoint=receiver.http_address + "/v1/logs")

@@ -19,6 +19,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 import otel_agent.instrument as oi
 from otel_agent.server.receiver import Receiver
+from tests.conftest import start_receiver
 from tests.seeds.support import rows, run_cli
 
 RUN = "run_via_litellm"
@@ -89,21 +90,11 @@ def emit(receiver: Receiver) -> None:
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from otel_agent.config import ReceiverConfig
-
     folder = tmp_path_factory.mktemp("litellm")
     path = folder / "s.duckdb"
     rules = folder / "rules.json"  # the key's alias and team are labels, not secrets (the hash stays dropped)
     rules.write_text(json.dumps([{"match": r"^metadata\.user_api_key_(alias|team_alias)$", "action": "keep"}]))
-    receiver = Receiver(
-        ReceiverConfig.resolve(
-            db=str(path),
-            grpc_endpoint="127.0.0.1:0",
-            http_endpoint="127.0.0.1:0",
-            decode_workers=0,
-            redaction_rules=str(rules),
-        )
-    ).start()
+    receiver = start_receiver(path, redaction_rules=str(rules))
     try:
         emit(receiver)
     finally:
