@@ -55,6 +55,7 @@ def _window_params(name: str, t0: Any, t1: Any) -> dict[str, Any]:
 def test_run_scope_gives_the_views_rows(live: Live) -> None:
     runs = [r[0] for r in live.rows("SELECT run_id FROM runs ORDER BY run_id")] + [XSS_TRACE.hex()]
     assert len(runs) >= 3
+    fallbacks = 0
     for run_id in runs:
         params = functools.partial(_run_params, run_id=run_id)
         plain = _rows(live, None, RUN_QUERIES, params)
@@ -62,6 +63,8 @@ def test_run_scope_gives_the_views_rows(live: Live) -> None:
         for name in RUN_QUERIES:
             assert scoped[name] == plain[name], (run_id, name)
         assert plain["run_spans"], run_id  # the run has spans: the comparison is not of two empty lists
+        fallbacks += str(plain["run_timeline"]).count("'fallback'")
+    assert fallbacks  # a timeline row read from span_events: the scoped cursor reads the run's copy of them
 
 
 def test_run_scope_is_what_the_views_read(live: Live) -> None:
@@ -76,6 +79,13 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
         q.scope("run_scope", console_run_id=run_id)
         for macro in ("oa_classified_spans_for_run", "classified_spans_for_run", "oa_priced"):
             assert q.cursor.execute(f"SELECT count(*) FROM {macro}('no such run')").fetchall()[0][0] == n
+        # the raw rows the views read are the run's traces only (span_links and spans stay whole: handoff_links)
+        traces = {r[0] for r in live.rows("SELECT trace_id FROM oa_scoped_spans(?)", [run_id])}
+        for table in ("oa_scoped_spans('no such run')", "span_events"):
+            found = {r[0] for r in q.cursor.execute(f"SELECT DISTINCT trace_id FROM {table}").fetchall()}
+            assert found, table
+            assert found <= traces, table
+        assert len(live.rows("SELECT DISTINCT trace_id FROM span_events")) > len(traces)
     finally:
         q.cursor.close()
 

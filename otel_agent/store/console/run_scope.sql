@@ -1,15 +1,28 @@
--- run_scope: classify one run's spans once per Run page (console/pages/run.py). The run is
--- getvariable('console_run_id') (set by Queries.scope). Its classified spans (oa_classified_spans_for_run,
--- the internal form every per-run layer reads; classified_spans_for_run flattens it) and its priced spans
--- (oa_priced) are copied into this cursor's temporary tables, and temporary macros of the same names read
--- them instead. DuckDB looks names up in the temp catalog first, so classified_spans_for_run, runs_for_run,
--- run_metrics_for_run, cost_breakdown_for_run, run_timeline_for_run and run_spans.sql then read the copy:
--- the views' definitions, unchanged, over one classification instead of one each. The run's row
--- (runs_for_run: the header, run_summary.sql) is kept the same way, for run_metrics_for_run, which derives it
--- again otherwise. DuckDB plans a table macro on every call and planning the classification pipeline is most
--- of a run page's cost (bench/console.py --breakdown), so each copy also saves a plan.
--- The temporary objects belong to this cursor (a new connection per page job) and go with it; they ignore
--- their rid argument, so only queries about this run may run on the cursor after this.
+-- run_scope: read one run's raw rows once and classify them once per Run page (console/pages/run.py). The run is
+-- getvariable('console_run_id') (set by Queries.scope). DuckDB looks names up in the temp catalog first, so
+-- the temporary tables and macros below, of the same names as the views' inputs, are what the views'
+-- definitions (unchanged) read on this cursor afterwards:
+--   * oa_scoped_spans: the raw spans of the run's traces (the views' own oa_scoped_spans, copied), so the
+--     classification and the proxy macros (run_metrics_for_run) read 2,000 rows, not the spans table;
+--   * span_events, logs: the rows of those traces (and every log record without a span id, which the
+--     classification may match to a call by its gen_ai.response.id), so run_timeline_for_run, the proxy
+--     macros and the classification no longer read every fallback or exception event of the store (a scan
+--     that grows with the store: ~45 ms per page on 1 M spans);
+--   * oa_classified_spans_for_run (the internal form classified_spans_for_run flattens), oa_priced and
+--     runs_for_run (the run's row: the header, run_summary.sql, and what run_metrics_for_run reads): the run
+--     classified, priced and rolled up once instead of once per query.
+-- DuckDB plans a table macro on every call (a prepared statement is planned again too) and planning the
+-- classification pipeline is most of a run page's cost (bench/console.py --breakdown), so each copy also saves
+-- a plan. The temporary objects belong to this cursor (a new connection per page job) and go with it; they
+-- ignore their rid argument, and the copies hold this run's traces only, so only queries about this run may
+-- run on the cursor after this (handoff_links.sql reads other traces' spans through span_links and spans,
+-- neither of which is replaced).
+CREATE TEMP TABLE console_run_raw AS SELECT * FROM oa_scoped_spans(getvariable('console_run_id'));
+CREATE TEMP MACRO oa_scoped_spans(rid) AS TABLE SELECT * FROM temp.main.console_run_raw;
+CREATE TEMP TABLE span_events AS
+SELECT * FROM span_events WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw);
+CREATE TEMP TABLE logs AS
+SELECT * FROM logs WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw) OR oa_text(span_id) IS NULL;
 CREATE TEMP TABLE console_run_classified AS
 SELECT * FROM oa_classified_spans_for_run(getvariable('console_run_id'));
 CREATE TEMP MACRO oa_classified_spans_for_run(rid) AS TABLE SELECT * FROM temp.main.console_run_classified;
