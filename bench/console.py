@@ -18,7 +18,11 @@ in a loop (``--light``: the runs and claim pages; ``--vary``: a different runs p
 time, so the console's result cache never answers); it prints committed spans/s and export p50/p99 for both and
 the page loads done.
 
+``--ingest-cost``: the ingest cost measured for a shared machine instead (one receiver, paced ingest throughout,
+windows alternating without and with a page reader, ratios per neighbouring windows; see ``ingest_cost``).
+
     python bench/console.py                       # builds /tmp/otel_agent_derive_1m.duckdb if missing
+    python bench/console.py --ingest-cost --rate 20000 --windows 8 --window 5
     python bench/console.py --spans 200000 --db /tmp/c200k.duckdb --rebuild
 """
 
@@ -211,6 +215,138 @@ def ingest_phase(db: str, args: argparse.Namespace, pages: list[str] | None) -> 
     }
 
 
+def paced_reader(
+    base: str,
+    pages: list[str],
+    rate: float,
+    on: threading.Event,
+    busy: threading.Event,
+    stop: threading.Event,
+    done: list[tuple[float, float]],
+) -> None:
+    """Load ``pages`` in turn (each once: the result cache never answers) while ``on`` is set, at ``rate`` pages/s
+    (0: back to back); ``busy`` is set during a load; ``done`` gets (time, ms) of each load."""
+    s = requests.Session()
+    i = 0
+    while not stop.is_set():
+        if not on.wait(0.05):
+            continue
+        t0 = time.perf_counter()
+        busy.set()
+        try:
+            s.get(base + pages[i % len(pages)], timeout=120).raise_for_status()
+        finally:
+            busy.clear()
+        done.append((time.time(), (time.perf_counter() - t0) * 1000))
+        i += 1
+        if rate:
+            time.sleep(max(0.0, 1 / rate - (time.perf_counter() - t0)))
+
+
+def committed(base: str) -> int:
+    """The receiver's committed items so far (``/healthz`` without a tokens file shows its writer counters)."""
+    return int(requests.get(base + "/healthz", timeout=30).json()["items_committed"])
+
+
+def ingest_cost(db: str, args: argparse.Namespace, pages: list[str]) -> None:
+    """``--ingest-cost``: what serving pages costs ingest, measured so that it means something on a shared
+    machine. One receiver, one paced ingest (bench/ingest.py's gRPC clients at --rate spans/s for the whole
+    run), and --windows windows of --window seconds alternating without and with a page reader (ABAB…): the
+    machine's other load changes over minutes, so each window with the reader is compared with the windows
+    around it. Per window: committed spans/s (the receiver's writer counter) and the receiver's CPU (its
+    process and its decode workers) per 1,000 committed spans. Printed: every window, the median of each
+    mode, and the median of the pairwise ratios (a B window over the mean of its neighbouring A windows)."""
+    receiver = ingest.ReceiverProcess(db, [])
+    base = f"http://127.0.0.1:{receiver.http_port}"
+    try:
+        while 'class="grid runs"' not in requests.get(base + "/", timeout=300).text:  # the runs copy, first
+            time.sleep(0.5)
+        warm = 3.0
+        total = warm + args.windows * args.window + 2.0
+        ctx = mp.get_context("spawn")
+        out, ready, go = ctx.Queue(), ctx.Queue(), ctx.Queue()
+        per_client = args.rate / args.clients
+        n_requests = int(per_client * total / 512 * 1.3) + 2
+        procs = [ctx.Process(target=ingest.client_main, args=("grpc", receiver.grpc_port, c + 1, n_requests, 512, 2,
+                                                              total, per_client, per_client, False, ready, go, out))
+                 for c in range(args.clients)]  # fmt: skip
+        for p in procs:
+            p.start()
+        for _ in procs:
+            ready.get()
+        on, busy, stop, loads = threading.Event(), threading.Event(), threading.Event(), []
+        reader = threading.Thread(target=paced_reader, args=(base, pages, args.reader_rate, on, busy, stop, loads))
+        reader.start()
+        start_at = time.time() + 1.0
+        for _ in procs:
+            go.put(start_at)
+        time.sleep(start_at + warm - time.time())
+        windows = []
+        for w in range(args.windows):
+            reading = w % 2 == 1
+            if reading:
+                on.set()
+            else:  # an A window starts once the last page load of the B window before it has returned
+                on.clear()
+                deadline = time.time() + 60
+                while busy.is_set() and time.time() < deadline:
+                    time.sleep(0.01)
+            n0, (m0, d0), t0, k0 = committed(base), receiver.cpu_seconds(), time.time(), len(loads)
+            time.sleep(args.window)
+            n1, (m1, d1), t1, k1 = committed(base), receiver.cpu_seconds(), time.time(), len(loads)
+            spans = n1 - n0
+            cpu = (m1 - m0) + (d1 - d0)
+            windows.append({"reading": reading, "spans_s": spans / (t1 - t0), "cpu_per_k": cpu * 1000 / max(spans, 1),
+                            "cpu_s": cpu / (t1 - t0), "pages": k1 - k0, "load": os.getloadavg()[0]})  # fmt: skip
+            mode = "B with pages " if reading else "A ingest only"
+            x = windows[-1]
+            print(
+                f"  window {w + 1:2d} {mode} {x['spans_s']:9,.0f} spans/s  receiver CPU {x['cpu_s']:4.2f} cores,"
+                f" {x['cpu_per_k'] * 1000:6.1f} ms per 1,000 spans  pages {x['pages']:3d}  load {x['load']:.1f}"
+            )
+        on.clear()
+        stop.set()
+        reader.join(timeout=60)
+        results = [out.get() for _ in procs]
+        for p in procs:
+            p.join()
+    finally:
+        receiver.stop()
+    a = [x for x in windows if not x["reading"]]
+    b = [x for x in windows if x["reading"]]
+    ratios, cpu_ratios = [], []
+    for i, x in enumerate(windows):
+        near = [windows[j] for j in (i - 1, i + 1) if 0 <= j < len(windows)]
+        if x["reading"] and near:
+            ratios.append(x["spans_s"] / statistics.mean(y["spans_s"] for y in near))
+            cpu_ratios.append(x["cpu_per_k"] / statistics.mean(y["cpu_per_k"] for y in near))
+    med = lambda xs, k: statistics.median(x[k] for x in xs)  # noqa: E731
+    page_ms = [ms for _, ms in loads]
+    print(f"  offered {args.rate:,.0f} spans/s ({args.clients} gRPC clients); reader: "
+          f"{'back to back' if not args.reader_rate else f'{args.reader_rate:g} pages/s'}, "
+          f"{len(loads)} page loads (median {statistics.median(page_ms) if page_ms else 0:.0f} ms)")  # fmt: skip
+    print(
+        f"  A ingest only   median {med(a, 'spans_s'):9,.0f} spans/s  {med(a, 'cpu_per_k') * 1000:6.1f} ms CPU"
+        f" per 1,000 spans"
+    )
+    print(
+        f"  B with pages    median {med(b, 'spans_s'):9,.0f} spans/s  {med(b, 'cpu_per_k') * 1000:6.1f} ms CPU"
+        f" per 1,000 spans"
+    )
+    print(
+        f"  B / A (each B window over its neighbours): committed spans/s x{statistics.median(ratios):.3f} "
+        f"(range {min(ratios):.3f}–{max(ratios):.3f}); CPU per committed span x{statistics.median(cpu_ratios):.3f}"
+    )
+    if med(a, "spans_s") < 0.95 * args.rate:
+        print(
+            f"  note: ingest alone committed {med(a, 'spans_s'):,.0f} of the {args.rate:,.0f} spans/s offered: the"
+            " machine does not sustain that rate now (a lower --rate measures the cost below saturation)"
+        )
+    retries = sum(r["retries"] for r in results)
+    if retries:
+        print(f"  note: {retries} export retries (the receiver answered retryable 'full')")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_store_options(ap)
@@ -237,6 +373,16 @@ def main() -> None:
         help="the page loop: a different runs page offset and claim each time (no page repeats)",
     )
     ap.add_argument("--warm", action="store_true", help="take the runs snapshot before ingest starts")
+    ap.add_argument(
+        "--ingest-cost",
+        action="store_true",
+        help="alternate paced-ingest windows without and with a page reader (ABAB…) in one receiver; ratios",
+    )
+    ap.add_argument("--windows", type=int, default=8, help="--ingest-cost: windows (even: A, odd: B)")
+    ap.add_argument("--window", type=float, default=5.0, help="--ingest-cost: seconds per window")
+    ap.add_argument(
+        "--reader-rate", type=float, default=2.0, help="--ingest-cost: pages/s the reader loads (0: back to back)"
+    )
     args = ap.parse_args()
 
     if args.rebuild or not os.path.exists(args.db):
@@ -258,11 +404,28 @@ def main() -> None:
     claims = [r[0] for r in con.execute(
         "SELECT record_id FROM spans WHERE record_kind = 'claim' ORDER BY start_time LIMIT 2000 OFFSET 5001"
     ).fetchall()]  # fmt: skip
+    run_ids = [r[0] for r in con.execute(
+        "SELECT DISTINCT run_id FROM spans WHERE run_id IS NOT NULL AND run_id <> ? ORDER BY run_id LIMIT 2000",
+        [BIG_RUN],
+    ).fetchall()]  # fmt: skip
     con.close()
     print(f"store: {n_spans:,} spans; big run {big_spans:,} spans; load average {os.getloadavg()}")
 
     tmp = tempfile.mkdtemp(prefix="console_bench_")
     try:
+        if args.ingest_cost:
+            # an operator's pages, none seen before (the result cache never answers): a runs page further down
+            # each time, a run page of another 100-span run, a claim; every 20th page the 2,000-span run's page
+            loop = []
+            for i, (run_id, claim_id) in enumerate(zip(run_ids, claims, strict=False)):
+                loop += [f"/?offset={i}", f"/runs/{run_id}", f"/claims/{claim_id}"]
+                if i % 7 == 6:
+                    loop.append(f"/runs/{BIG_RUN}?limit={500 + i}")
+            copy = os.path.join(tmp, "ingest.duckdb")
+            shutil.copy(args.db, copy)
+            ingest_cost(copy, args, loop)
+            print(f"load average after: {os.getloadavg()}")
+            return
         if not args.no_pages:
             copy = os.path.join(tmp, "pages.duckdb")
             shutil.copy(args.db, copy)
