@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -42,6 +43,21 @@ reload, a node clicked in a run's tree, a page refreshed in a loop cost the rece
 long (bench/console.py). Past it, results are reused only while the store is unchanged (same generation)."""
 RESULT_ENTRIES = 32
 """How many pages' results are kept (least recently used dropped first): a run page of 5,000 spans is a few MB."""
+READER_NICE = 10
+"""The scheduling niceness of the console's pool threads inside a receiver (``live``): a page's planning and
+reading run in the pool thread that called DuckDB, so when the machine is short of CPU the receiver's ingest
+threads (gRPC, decode, writer) come first and a page waits instead (bench/console.py --ingest-cost). With CPU to
+spare it changes nothing. Linux sets it per thread; elsewhere the threads keep the process's."""
+
+
+def lower_priority(nice: int) -> None:
+    """Make the calling thread ``nice`` steps nicer (a pool initializer): on Linux a thread id is a process id
+    for ``setpriority``; where that fails (another OS, a container forbidding it) the thread keeps its priority."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + nice)
+    except (AttributeError, OSError):
+        pass
 
 
 @functools.cache
@@ -180,7 +196,8 @@ class ConsoleStore:
     """A connection the console reads, a pool of ``workers`` threads and a per-request time limit.
 
     ``generation`` tells whether the store changed (the receiver's commit count; constant for closed files);
-    ``live``: a receiver writes the store (so reviews and trust changes are counted too, ``write_marks``).
+    ``live``: a receiver writes the store (so reviews and trust changes are counted too, ``write_marks``, and the
+    pool threads yield the CPU to ingest, ``READER_NICE``).
     """
 
     def __init__(
@@ -199,7 +216,11 @@ class ConsoleStore:
         self.snapshot_timeout_s = snapshot_timeout_s
         self.timeout_s = timeout_s
         self.generation = generation or (lambda: 0)
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="console")
+        self.pool = ThreadPoolExecutor(
+            max_workers=workers,
+            thread_name_prefix="console",
+            initializer=functools.partial(lower_priority, READER_NICE) if live else None,
+        )
         self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s)}
         self.results = ResultCache()
         self.closed = False

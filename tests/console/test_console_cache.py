@@ -3,11 +3,15 @@ unchanged or for a second, never once a review has been written, whichever path 
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
+from pathlib import Path
 
+import duckdb
 import requests
 
-from otel_agent.console.store import ResultCache
+from otel_agent.console.store import READER_NICE, ConsoleStore, ResultCache
 from tests.console.conftest import Live
 
 CLAIM = "claim_demo_v2_graph"
@@ -46,3 +50,23 @@ def test_review_written_elsewhere_shows_at_once(live: Live) -> None:
     after = requests.get(url, headers=AUTH, timeout=30)
     assert after.status_code == 200
     assert "cache-test-reviewer" in after.text
+
+
+def _thread_nice() -> int:
+    """The calling thread's niceness, as the kernel reports it (/proc/self/task/<tid>/stat, field 19)."""
+    stat = Path(f"/proc/self/task/{threading.get_native_id()}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])
+
+
+def test_live_console_reads_at_a_lower_priority_than_ingest(live: Live) -> None:
+    """Inside a receiver the page jobs run on threads READER_NICE steps nicer than the receiver's own (ingest
+    first when CPU is short); the console of closed files (no ingest) keeps the process's priority."""
+    mine = _thread_nice()
+    receiver_store = live.receiver.console.console.store
+    assert receiver_store.run(lambda q: _thread_nice()) == mine  # run() itself: the caller's thread
+    assert asyncio.run(receiver_store.load(lambda q: _thread_nice())) == min(mine + READER_NICE, 19)
+    closed = ConsoleStore(duckdb.connect(":memory:"))
+    try:
+        assert asyncio.run(closed.load(lambda q: _thread_nice())) == mine
+    finally:
+        closed.close()
