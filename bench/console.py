@@ -253,7 +253,9 @@ def ingest_cost(db: str, args: argparse.Namespace, pages: list[str]) -> None:
     machine. One receiver, one paced ingest (bench/ingest.py's gRPC clients at --rate spans/s for the whole
     run), and --windows windows of --window seconds alternating without and with a page reader (ABAB…): the
     machine's other load changes over minutes, so each window with the reader is compared with the windows
-    around it. Per window: committed spans/s (the receiver's writer counter) and the receiver's CPU (its
+    around it. The --settle seconds after each switch are not measured: a paced client that fell behind
+    catches up as fast as it can, which would credit one mode's backlog to the next window. Per window:
+    committed spans/s (the receiver's writer counter) and the receiver's CPU (its
     process and its decode workers) per 1,000 committed spans. Printed: every window, the median of each
     mode, and the median of the pairwise ratios (a B window over the mean of its neighbouring A windows)."""
     receiver = ingest.ReceiverProcess(db, [])
@@ -262,7 +264,7 @@ def ingest_cost(db: str, args: argparse.Namespace, pages: list[str]) -> None:
         while 'class="grid runs"' not in requests.get(base + "/", timeout=300).text:  # the runs copy, first
             time.sleep(0.5)
         warm = 3.0
-        total = warm + args.windows * args.window + 2.0
+        total = warm + args.windows * (args.settle + args.window) + 5.0
         ctx = mp.get_context("spawn")
         out, ready, go = ctx.Queue(), ctx.Queue(), ctx.Queue()
         per_client = args.rate / args.clients
@@ -291,6 +293,9 @@ def ingest_cost(db: str, args: argparse.Namespace, pages: list[str]) -> None:
                 deadline = time.time() + 60
                 while busy.is_set() and time.time() < deadline:
                     time.sleep(0.01)
+            # not measured: the paced clients send what they fell behind by as soon as they can, so the first
+            # moments after a switch still carry the other mode's backlog
+            time.sleep(args.settle)
             n0, (m0, d0), t0, k0 = committed(base), receiver.cpu_seconds(), time.time(), len(loads)
             time.sleep(args.window)
             n1, (m1, d1), t1, k1 = committed(base), receiver.cpu_seconds(), time.time(), len(loads)
@@ -380,6 +385,9 @@ def main() -> None:
     )
     ap.add_argument("--windows", type=int, default=8, help="--ingest-cost: windows (even: A, odd: B)")
     ap.add_argument("--window", type=float, default=5.0, help="--ingest-cost: seconds per window")
+    ap.add_argument(
+        "--settle", type=float, default=2.0, help="--ingest-cost: seconds after each switch that are not measured"
+    )
     ap.add_argument(
         "--reader-rate", type=float, default=2.0, help="--ingest-cost: pages/s the reader loads (0: back to back)"
     )
