@@ -7,27 +7,13 @@ import json
 import os
 import random
 
+# The SDK's own OTLP encoder of an attribute (what an SDK exporter sends), rather than a hand-written copy.
+from opentelemetry.exporter.otlp.proto.common._internal import _encode_key_value as kv
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
 MODELS = [("openai", "gpt-4o"), ("anthropic", "claude-sonnet-4"), ("openai", "gpt-4o-mini")]
 TOOLS = ["web_search", "fetch_url", "python", "read_file"]
-
-
-def kv(key: str, value: object) -> KeyValue:
-    v = AnyValue()
-    if isinstance(value, bool):
-        v.bool_value = value
-    elif isinstance(value, int):
-        v.int_value = value
-    elif isinstance(value, float):
-        v.double_value = value
-    elif isinstance(value, list | tuple):
-        for item in value:
-            v.array_value.values.add().string_value = str(item)
-    else:
-        v.string_value = str(value)
-    return KeyValue(key=key, value=v)
 
 
 def _attributes(i: int, rnd: random.Random, run_id: str) -> list[KeyValue]:

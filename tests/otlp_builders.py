@@ -5,29 +5,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+# Python value → AnyValue by the SDK's own OTLP encoder (None → an empty AnyValue), not a hand-written copy.
+from opentelemetry.exporter.otlp.proto.common._internal import _encode_value as any_value
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
 T0 = 1_764_000_000_000_000_000
-
-
-def any_value(value: Any) -> AnyValue:
-    v = AnyValue()
-    if isinstance(value, bool):
-        v.bool_value = value
-    elif isinstance(value, int):
-        v.int_value = value
-    elif isinstance(value, float):
-        v.double_value = value
-    elif isinstance(value, bytes):
-        v.bytes_value = value
-    elif isinstance(value, list):
-        v.array_value.values.extend(any_value(x) for x in value)
-    elif isinstance(value, dict):
-        v.kvlist_value.values.extend(KeyValue(key=k, value=any_value(x)) for k, x in value.items())
-    elif value is not None:
-        v.string_value = str(value)
-    return v
 
 
 def kvs(attrs: dict[str, Any]) -> list[KeyValue]:
