@@ -15,16 +15,24 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
+def _applied(apply: tuple[str, ...], undo: tuple[str, ...], refused: str) -> Iterator[None]:
+    """Run the command ``apply`` for the block, then ``undo``; ``pytest.skip`` saying ``refused`` when it fails."""
+    done = _run(*apply)
+    if done.returncode != 0:
+        pytest.skip(f"{refused}: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        _run(*undo)
+
+
+@contextmanager
 def tmpfs(where: Path, size: str) -> Iterator[Path]:
     """A tmpfs of ``size`` mounted at ``where`` for the block; ``pytest.skip`` when mounting is refused."""
     where.mkdir(parents=True, exist_ok=True)
-    done = _run("mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where))
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): {done.stderr.strip()}")
-    try:
+    mount = ("mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where))
+    with _applied(mount, ("umount", "-l", str(where)), "cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)"):
         yield where
-    finally:
-        _run("umount", "-l", str(where))
 
 
 def remount_read_only(where: Path) -> None:
@@ -45,10 +53,7 @@ def immutable(path: Path) -> Iterator[Path]:
         finally:
             path.chmod(mode)
         return
-    done = _run("chattr", "+i", str(path))
-    if done.returncode != 0:
-        pytest.skip(f"cannot make a file immutable here (chattr +i): {done.stderr.strip()}")
-    try:
+    with _applied(
+        ("chattr", "+i", str(path)), ("chattr", "-i", str(path)), "cannot make a file immutable here (chattr +i)"
+    ):
         yield path
-    finally:
-        _run("chattr", "-i", str(path))
