@@ -16,10 +16,11 @@
 -- from (sources, evidence items, claims, citations, conflicts; artifacts and versions in 040_artifacts.sql).
 -- Selected by their registry span name, then confirmed by otel_agent.record.kind; `a` is the span's
 -- attributes parsed once by json_transform with `shape` (a JSON structure literal, which must name
--- otel_agent.record.kind, otel_agent.run.id and otel_agent.step.id).
+-- otel_agent.record.kind, otel_agent.run.id and otel_agent.step.id). The other columns are where the record
+-- came from, the tail of every record view: a view selects its own columns from `a`, then `* EXCLUDE (a)`.
 CREATE OR REPLACE MACRO oa_record_spans(span_name, kind, shape) AS TABLE
 SELECT a, a['otel_agent.run.id'] AS run_id, a['otel_agent.step.id'] AS step_id,
-       trace_id, span_id, service_name, start_time
+       trace_id, span_id, service_name, start_time AS recorded_at
 FROM (
     SELECT json_transform(attributes, shape) AS a, trace_id, span_id, service_name, start_time
     FROM spans
@@ -67,14 +68,11 @@ WITH own_rows AS (
            a['otel_agent.source.title'] AS title,
            a['otel_agent.source.provider'] AS provider,
            coalesce(timezone('UTC', TRY_CAST(a['otel_agent.source.retrieved_at'] AS TIMESTAMPTZ)),
-                    start_time::TIMESTAMP) AS retrieved_at,
+                    recorded_at::TIMESTAMP) AS retrieved_at,
            CASE WHEN json_valid(a['otel_agent.source.metadata']) THEN a['otel_agent.source.metadata']::JSON END
                AS metadata,
            'otel_agent' AS origin,
-           run_id,
-           step_id,
-           trace_id, span_id, service_name,
-           start_time AS recorded_at
+           * EXCLUDE (a)
     FROM oa_record_spans('otel_agent.source', 'source', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.source.id": "VARCHAR",
                "otel_agent.source.url": "VARCHAR", "otel_agent.source.title": "VARCHAR",
@@ -105,10 +103,7 @@ WITH own_rows AS (
            CASE WHEN json_valid(a['otel_agent.evidence.metadata']) THEN a['otel_agent.evidence.metadata']::JSON END
                AS metadata,
            'otel_agent' AS origin,
-           run_id,
-           step_id,
-           trace_id, span_id, service_name,
-           start_time AS recorded_at
+           * EXCLUDE (a)
     FROM oa_record_spans('otel_agent.evidence_item', 'evidence_item', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.evidence.id": "VARCHAR",
                "otel_agent.evidence.source_id": "VARCHAR", "otel_agent.evidence.excerpt": "VARCHAR",
@@ -145,10 +140,7 @@ SELECT a['otel_agent.claim.id'] AS claim_id,
        a['otel_agent.claim.text'] AS text,
        a['otel_agent.claim.confidence'] AS confidence,
        a['otel_agent.claim.artifact_version_id'] AS artifact_version_id,
-       run_id,
-       step_id,
-       trace_id, span_id, service_name,
-       start_time AS recorded_at
+       * EXCLUDE (a)
 FROM oa_record_spans('otel_agent.claim', 'claim', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.claim.id": "VARCHAR",
                "otel_agent.claim.text": "VARCHAR", "otel_agent.claim.confidence": "VARCHAR",
@@ -163,10 +155,7 @@ SELECT a['otel_agent.citation.id'] AS citation_id,
        a['otel_agent.citation.evidence_id'] AS evidence_id,
        a['otel_agent.citation.text'] AS citation_text,
        a['otel_agent.citation.status'] AS status,
-       run_id,
-       step_id,
-       trace_id, span_id, service_name,
-       start_time AS recorded_at
+       * EXCLUDE (a)
 FROM oa_record_spans('otel_agent.citation', 'citation', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.citation.id": "VARCHAR",
                "otel_agent.citation.claim_id": "VARCHAR", "otel_agent.citation.evidence_id": "VARCHAR",
@@ -182,10 +171,7 @@ WITH records AS (
            a['otel_agent.conflict.severity'] AS severity,
            coalesce(a['otel_agent.conflict.claim_ids'], []::VARCHAR[]) AS claim_ids,
            coalesce(a['otel_agent.conflict.evidence_ids'], []::VARCHAR[]) AS evidence_ids,
-           run_id,
-           step_id,
-           trace_id, span_id, service_name,
-           start_time AS recorded_at
+           * EXCLUDE (a)
     FROM oa_record_spans('otel_agent.conflict', 'conflict', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.conflict.id": "VARCHAR",
                "otel_agent.conflict.description": "VARCHAR", "otel_agent.conflict.severity": "VARCHAR",

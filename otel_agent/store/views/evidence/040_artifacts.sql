@@ -13,10 +13,7 @@ WITH raw AS (
            a['otel_agent.artifact_version.content_sha256'] AS content_sha256,
            a['otel_agent.artifact_version.source_step_id'] AS source_step_id,
            coalesce(a['otel_agent.artifact_version.evidence_ids'], []::VARCHAR[]) AS evidence_ids,
-           run_id,
-           step_id,
-           trace_id, span_id, service_name,
-           start_time AS created_at
+           * EXCLUDE (a) RENAME (recorded_at AS created_at)
     FROM oa_record_spans('otel_agent.artifact_version', 'artifact_version', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
                "otel_agent.artifact_version.id": "VARCHAR", "otel_agent.artifact_version.number": "BIGINT",
@@ -58,10 +55,7 @@ WITH containers AS (
     SELECT a['otel_agent.artifact.id'] AS artifact_id,
            a['otel_agent.artifact.type'] AS type,
            a['otel_agent.artifact.name'] AS name,
-           run_id,
-           step_id,
-           trace_id, span_id, service_name,
-           start_time AS created_at
+           * EXCLUDE (a) RENAME (recorded_at AS created_at)
     FROM oa_record_spans('otel_agent.artifact', 'artifact', '{
                "otel_agent.record.kind": "VARCHAR", "otel_agent.artifact.id": "VARCHAR",
                "otel_agent.artifact.type": "VARCHAR", "otel_agent.artifact.name": "VARCHAR",
