@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import requests
+
 # Python value → AnyValue by the SDK's own OTLP encoder (None → an empty AnyValue), not a hand-written copy.
 from opentelemetry.exporter.otlp.proto.common._internal import _encode_value as any_value
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -36,3 +38,22 @@ def span_request(spans: list[dict[str, Any]], service: str = "svc") -> ExportTra
         s.end_time_unix_nano = sp.get("end", s.start_time_unix_nano + 5000)
         s.attributes.extend(kvs(sp.get("attributes", {})))
     return req
+
+
+def post_traces(
+    base_url: str,
+    request: ExportTraceServiceRequest | bytes,
+    *,
+    timeout: float = 10,
+    headers: dict[str, str] | None = None,
+) -> requests.Response:
+    """POST one OTLP/HTTP protobuf trace export (a request or its bytes) to ``base_url`` + ``/v1/traces``.
+
+    The response is returned as it came (no raise): the tests assert on its status."""
+    body = request if isinstance(request, bytes) else request.SerializeToString()
+    return requests.post(
+        base_url + "/v1/traces",
+        data=body,
+        headers={"Content-Type": "application/x-protobuf", **(headers or {})},
+        timeout=timeout,
+    )

@@ -10,12 +10,12 @@ import datetime as dt
 import random
 
 import pytest
-import requests
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from tests.conftest import rows
 from tests.derived_evidence.support import request
 from tests.derived_evidence.test_receipts import SCENARIO, _spans
+from tests.otlp_builders import post_traces
 
 RELATIONS = [
     "sources",
@@ -37,12 +37,7 @@ RELATIONS = [
 
 
 def post(receiver, payload: bytes) -> None:
-    resp = requests.post(
-        receiver.http_address + "/v1/traces",
-        data=payload,
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=30,
-    )
+    resp = post_traces(receiver.http_address, payload, timeout=30)
     assert resp.status_code == 200, resp.content
 
 

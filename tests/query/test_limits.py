@@ -21,7 +21,7 @@ import requests
 from otel_agent.api.v1 import query_pb2, query_pb2_grpc
 from otel_agent.query.readonly import from_ipc
 from tests.conftest import free_port
-from tests.otlp_builders import span_request
+from tests.otlp_builders import post_traces, span_request
 
 ROOT = Path(__file__).resolve().parents[2]
 MiB = 1024 * 1024
@@ -155,12 +155,7 @@ def test_ingest_stays_quick_while_many_slow_queries_run(serve):
     for i in range(20):
         body = span_request([{"name": f"during-queries-{i}"}]).SerializeToString()
         started = time.monotonic()
-        resp = requests.post(
-            served.http_address + "/v1/traces",
-            data=body,
-            headers={"Content-Type": "application/x-protobuf"},
-            timeout=30,
-        )
+        resp = post_traces(served.http_address, body, timeout=30)
         latencies.append(time.monotonic() - started)
         assert resp.status_code == 200
         time.sleep(0.1)

@@ -13,10 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import requests
-
 from otel_agent.server.receiver import discovery_path
-from tests.otlp_builders import T0, span_request
+from tests.otlp_builders import T0, post_traces, span_request
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ("table", "csv", "json")
@@ -93,12 +91,7 @@ def run_all(db: str) -> dict[tuple[str, str], bytes]:
 
 
 def test_same_bytes_live_and_from_the_file(receiver):
-    resp = requests.post(
-        receiver.http_address + "/v1/traces",
-        data=span_request(SPANS, service="same-answer ✓").SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=10,
-    )
+    resp = post_traces(receiver.http_address, span_request(SPANS, service="same-answer ✓"))
     assert resp.status_code == 200
     db = receiver.config.db
     assert discovery_path(db).exists()

@@ -33,7 +33,7 @@ from otel_agent.api.v1 import query_pb2, query_pb2_grpc
 from otel_agent.config import ReceiverConfig
 from otel_agent.errors import ConfigError
 from tests.conftest import rows
-from tests.otlp_builders import span_request
+from tests.otlp_builders import post_traces, span_request
 
 INGEST_TOKEN = "ingest-s3cret"
 QUERY_TOKEN = "query-s3cret"
@@ -139,12 +139,7 @@ def test_ingest_refused(secured, authorization, http_code, grpc_code, fragment):
 
 def test_auth_is_checked_before_the_payload(secured):
     """A caller without a token learns nothing about the body: garbage is refused 401, not 400."""
-    resp = requests.post(
-        secured.http_address + "/v1/traces",
-        data=b"\xff\xfe not protobuf",
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=10,
-    )
+    resp = post_traces(secured.http_address, b"\xff\xfe not protobuf")
     assert resp.status_code == 401
     with grpc.insecure_channel(secured.grpc_address) as channel:
         export = channel.unary_unary(TRACE_METHOD)
@@ -338,11 +333,8 @@ def test_healthz_without_a_valid_token_tells_liveness_only(secured, authorizatio
 
 @pytest.mark.parametrize("token", [INGEST_TOKEN, QUERY_TOKEN, HASHED_TOKEN, NO_ROLE_TOKEN])
 def test_healthz_details_need_a_valid_token_of_any_role(secured, token):
-    requests.post(
-        secured.http_address + "/v1/traces",
-        data=span_request([{"name": "counted"}]).SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf", **bearer(INGEST_TOKEN)},
-        timeout=10,
+    post_traces(
+        secured.http_address, span_request([{"name": "counted"}]), headers=bearer(INGEST_TOKEN)
     ).raise_for_status()
     body = requests.get(secured.http_address + "/healthz", headers=bearer(token), timeout=10).json()
     assert body["status"] == "ready"
@@ -413,11 +405,8 @@ def test_non_loopback_refused_by_config_resolution(monkeypatch):
 
 def _serves_traces(receiver, headers: dict[str, str]) -> None:
     http_port = receiver.http_port
-    resp = requests.post(
-        f"http://127.0.0.1:{http_port}/v1/traces",
-        data=span_request([{"name": "open", "trace_id": os.urandom(16)}]).SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf", **headers},
-        timeout=10,
+    resp = post_traces(
+        f"http://127.0.0.1:{http_port}", span_request([{"name": "open", "trace_id": os.urandom(16)}]), headers=headers
     )
     assert resp.status_code == 200
     assert requests.get(f"http://127.0.0.1:{http_port}/healthz", timeout=10).json()["status"] == "ready"
@@ -439,11 +428,6 @@ def test_non_loopback_allowed_with_tokens_file(make_receiver, tokens_file):
     receiver = make_receiver(grpc_endpoint="0.0.0.0:0", http_endpoint="0.0.0.0:0", tokens_file=tokens_file)
     _serves_traces(receiver, bearer(INGEST_TOKEN))
     assert rows(receiver, "SELECT name, principal FROM spans") == [("open", "research-agent")]
-    resp = requests.post(
-        f"http://127.0.0.1:{receiver.http_port}/v1/traces",
-        data=span_request([{"name": "anon"}]).SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=10,
-    )
+    resp = post_traces(f"http://127.0.0.1:{receiver.http_port}", span_request([{"name": "anon"}]))
     assert resp.status_code == 401
     receiver.stop()

@@ -7,7 +7,6 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
-import requests
 from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
@@ -16,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.conftest import rows
-from tests.otlp_builders import span_request
+from tests.otlp_builders import post_traces, span_request
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
@@ -38,12 +37,7 @@ def test_full_queue_gives_retryable_replies_on_both_transports(make_receiver):
     bodies = [span_request([{"name": f"s{i}"}]).SerializeToString() for i in range(8)]
 
     def via_http(i: int):
-        return requests.post(
-            receiver.http_address + "/v1/traces",
-            data=bodies[i],
-            headers={"Content-Type": "application/x-protobuf"},
-            timeout=30,
-        )
+        return post_traces(receiver.http_address, bodies[i], timeout=30)
 
     replies = burst(8, via_http)
     codes = sorted(r.status_code for r in replies)

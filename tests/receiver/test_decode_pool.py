@@ -16,7 +16,7 @@ import psutil
 import requests
 
 from tests.conftest import rows
-from tests.otlp_builders import span_request
+from tests.otlp_builders import post_traces, span_request
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 RETRYABLE_GRPC = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED}
@@ -67,12 +67,7 @@ def test_random_worker_kills_under_load_lose_nothing_and_hang_nothing(make_recei
         while not stop.is_set():
             body, names = _request(f"h{c}-{i}", 40)
             started = time.monotonic()
-            resp = requests.post(
-                receiver.http_address + "/v1/traces",
-                data=body,
-                headers={"Content-Type": "application/x-protobuf"},
-                timeout=60,
-            )
+            resp = post_traces(receiver.http_address, body, timeout=60)
             if resp.status_code not in RETRYABLE_HTTP | {200}:
                 unexpected.append(f"HTTP {resp.status_code} {resp.content[:200]!r}")
             if resp.status_code in RETRYABLE_HTTP:

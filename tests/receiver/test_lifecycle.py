@@ -25,7 +25,7 @@ from otel_agent import DuckDBSpanExporter
 from otel_agent.config import ReceiverConfig
 from otel_agent.server.receiver import Receiver
 from tests.conftest import free_port, rows
-from tests.otlp_builders import span_request
+from tests.otlp_builders import post_traces, span_request
 from tests.receiver.test_crash import TRACE_EXPORT, start_receiver
 
 
@@ -204,12 +204,7 @@ def test_sigterm_stops_a_receiver_whose_decode_worker_hangs(tmp_path):
     (worker,) = psutil.Process(proc.pid).children()
     worker.suspend()
     started = time.monotonic()
-    resp = requests.post(
-        f"http://127.0.0.1:{http_port}/v1/traces",
-        data=span_request([{"name": "held"}]).SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=60,
-    )
+    resp = post_traces(f"http://127.0.0.1:{http_port}", span_request([{"name": "held"}]), timeout=60)
     assert resp.status_code == 503
     assert time.monotonic() - started < 10
     deadline = time.monotonic() + 60

@@ -13,7 +13,7 @@ from google.rpc import status_pb2
 
 from otel_agent.fold.anyvalue import MAX_DEPTH
 from tests.conftest import rows
-from tests.otlp_builders import span_request
+from tests.otlp_builders import post_traces, span_request
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
@@ -575,11 +575,9 @@ def test_a_client_that_disconnects_mid_body_is_one_short_line_not_an_unexpected_
     assert lines[0].exc_info is None
     assert len(lines[0].getMessage()) < 300
     assert not any("unexpected error" in r.getMessage() for r in caplog.records)
-    ok = requests.post(
-        f"http://127.0.0.1:{receiver.http_port}/v1/traces",
-        data=span_request([{"trace_id": b"\x01" * 16, "span_id": b"\x02" * 8, "name": "after"}]).SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=10,
+    ok = post_traces(
+        f"http://127.0.0.1:{receiver.http_port}",
+        span_request([{"trace_id": b"\x01" * 16, "span_id": b"\x02" * 8, "name": "after"}]),
     )
     assert ok.status_code == 200
     assert rows(receiver, "SELECT name FROM spans") == [("after",)]

@@ -22,7 +22,7 @@ from google.rpc import status_pb2
 from otel_agent.api.v1 import query_pb2, query_pb2_grpc
 from otel_agent.server.receiver import discovery_path
 from tests.conftest import rows
-from tests.otlp_builders import T0, span_request
+from tests.otlp_builders import T0, post_traces, span_request
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE_ID = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
@@ -43,12 +43,7 @@ SLOW_SQL = "SELECT count(*) FROM range(100000000) a, range(100000000) b"
 
 
 def seed(receiver) -> None:
-    resp = requests.post(
-        receiver.http_address + "/v1/traces",
-        data=span_request(SPANS, service="query-tests").SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=10,
-    )
+    resp = post_traces(receiver.http_address, span_request(SPANS, service="query-tests"))
     assert resp.status_code == 200
     assert rows(receiver, "SELECT count(*) FROM spans") == [(3,)]
 

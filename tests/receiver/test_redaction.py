@@ -276,7 +276,7 @@ def test_bad_rules_file_is_a_config_error(make_receiver, tmp_path, content, frag
 def test_nested_credentials_and_redacted_service_name(make_receiver, tmp_path):
     """Keys inside key-value-list values are redacted too; a hashed service.name is hashed in the
     service_name column as well."""
-    from tests.otlp_builders import kvs, span_request
+    from tests.otlp_builders import kvs, post_traces, span_request
 
     path = tmp_path / "service_rules.json"
     path.write_text(json.dumps([{"match": r"^service\.name$", "action": "hash"}]))
@@ -284,12 +284,7 @@ def test_nested_credentials_and_redacted_service_name(make_receiver, tmp_path):
     req = span_request([{"attributes": {"http.request.headers": {"authorization": "Bearer x", "accept": "json"}}}])
     req.resource_spans[0].resource.ClearField("attributes")
     req.resource_spans[0].resource.attributes.extend(kvs({"service.name": "secret-svc"}))
-    resp = requests.post(
-        receiver.http_address + "/v1/traces",
-        data=req.SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf"},
-        timeout=10,
-    )
+    resp = post_traces(receiver.http_address, req)
     assert resp.status_code == 200
     ((attributes, service_name, resource),) = rows(
         receiver, "SELECT attributes, service_name, resource_attributes FROM spans"
