@@ -30,15 +30,25 @@ from tests.conftest import rows
 RESOURCE = Resource.create({"service.name": "research-agent", "deployment.environment": "test"})
 
 
-def span_exporter(transport: str, receiver, gzip: bool):
+# signal → the SDK's gRPC and HTTP/protobuf exporter classes of it
+EXPORTERS = {
+    "traces": (GrpcSpanExporter, HttpSpanExporter),
+    "logs": (GrpcLogExporter, HttpLogExporter),
+    "metrics": (GrpcMetricExporter, HttpMetricExporter),
+}
+
+
+def sdk_exporter(signal: str, transport: str, receiver, gzip: bool = False):
+    """The real SDK exporter of ``signal`` over ``transport`` ("grpc" | "http") to the receiver."""
+    grpc_exporter, http_exporter = EXPORTERS[signal]
     if transport == "grpc":
-        return GrpcSpanExporter(
+        return grpc_exporter(
             endpoint=receiver.grpc_address,
             insecure=True,
             compression=GrpcCompression.Gzip if gzip else None,
         )
-    return HttpSpanExporter(
-        endpoint=receiver.http_address + "/v1/traces",
+    return http_exporter(
+        endpoint=f"{receiver.http_address}/v1/{signal}",
         compression=HttpCompression.Gzip if gzip else HttpCompression.NoCompression,
     )
 
@@ -47,7 +57,7 @@ def span_exporter(transport: str, receiver, gzip: bool):
 @pytest.mark.parametrize("gzip", [False, True])
 def test_traces_land_with_every_field(receiver, transport, gzip):
     provider = TracerProvider(resource=RESOURCE)
-    provider.add_span_processor(SimpleSpanProcessor(span_exporter(transport, receiver, gzip)))
+    provider.add_span_processor(SimpleSpanProcessor(sdk_exporter("traces", transport, receiver, gzip)))
     tracer = provider.get_tracer("agent.tests", "1.2.3")
     with tracer.start_as_current_span("invoke_workflow research", kind=SpanKind.INTERNAL) as root:
         root_ctx = root.get_span_context()
@@ -106,11 +116,7 @@ def test_traces_land_with_every_field(receiver, transport, gzip):
 
 @pytest.mark.parametrize("transport", ["grpc", "http"])
 def test_logs_land(receiver, transport):
-    exporter = (
-        GrpcLogExporter(endpoint=receiver.grpc_address, insecure=True)
-        if transport == "grpc"
-        else HttpLogExporter(endpoint=receiver.http_address + "/v1/logs")
-    )
+    exporter = sdk_exporter("logs", transport, receiver)
     provider = LoggerProvider(resource=RESOURCE)
     provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
     logger = logging.getLogger(f"otel_agent.tests.{transport}")
@@ -135,11 +141,7 @@ def test_logs_land(receiver, transport):
 
 @pytest.mark.parametrize("transport", ["grpc", "http"])
 def test_metrics_land_all_types(receiver, transport):
-    exporter = (
-        GrpcMetricExporter(endpoint=receiver.grpc_address, insecure=True)
-        if transport == "grpc"
-        else HttpMetricExporter(endpoint=receiver.http_address + "/v1/metrics")
-    )
+    exporter = sdk_exporter("metrics", transport, receiver)
     reader = InMemoryMetricReader()
     provider = MeterProvider(
         resource=RESOURCE,
@@ -178,7 +180,7 @@ def test_decode_worker_processes(make_receiver):
     """The default production path: decoding in worker processes gives the same rows."""
     receiver = make_receiver(decode_workers=2)
     provider = TracerProvider(resource=RESOURCE)
-    provider.add_span_processor(SimpleSpanProcessor(span_exporter("grpc", receiver, False)))
+    provider.add_span_processor(SimpleSpanProcessor(sdk_exporter("traces", "grpc", receiver)))
     tracer = provider.get_tracer("t")
     for i in range(5):
         with tracer.start_as_current_span(f"s{i}", attributes={"i": i}):
