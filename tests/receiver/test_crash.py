@@ -38,48 +38,70 @@ def start_receiver(db: str, grpc_port: int, http_port: int, *extra: str) -> subp
     raise AssertionError("receiver did not start")
 
 
+class AckedLoad:
+    """``clients`` threads exporting spans over gRPC to ``grpc_port`` until stopped or refused; ``acked`` holds
+    the span ids of every request the receiver acknowledged (what it must never lose)."""
+
+    def __init__(self, grpc_port: int, clients: int, spans_per_request: int) -> None:
+        self.acked: list[str] = []
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._client, args=(grpc_port, spans_per_request, w)) for w in range(clients)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _client(self, grpc_port: int, spans_per_request: int, worker: int) -> None:
+        with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+            call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
+            i = 0
+            while not self._stop.is_set():
+                req = span_request([{"name": f"w{worker}-r{i}-s{k}"} for k in range(spans_per_request)])
+                try:
+                    call(req.SerializeToString(), timeout=10)
+                except grpc.RpcError:
+                    return  # the receiver died or stopped: this request was never acknowledged
+                self.acked.extend(s.span_id.hex() for s in req.resource_spans[0].scope_spans[0].spans)
+                i += 1
+
+    def wait_for(self, spans: int) -> None:
+        deadline = time.monotonic() + 120
+        while len(self.acked) < spans:
+            assert time.monotonic() < deadline, f"only {len(self.acked)} spans acknowledged in 120 s"
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+
+
+def stored_span_ids(db: str) -> set[str]:
+    con = duckdb.connect(db, read_only=True)
+    try:
+        return {r[0] for r in con.execute("SELECT span_id FROM spans").fetchall()}
+    finally:
+        con.close()
+
+
 def test_kill_9_loses_nothing_acknowledged(tmp_path):
     db = str(tmp_path / "crash.duckdb")
     grpc_port, http_port = free_port(), free_port()
     proc = start_receiver(db, grpc_port, http_port)
-    acked: list[str] = []
-    stop = threading.Event()
-
-    def client(worker: int) -> None:
-        channel = grpc.insecure_channel(f"127.0.0.1:{grpc_port}")
-        call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
-        i = 0
-        while not stop.is_set():
-            req = span_request([{"name": f"w{worker}-r{i}-s{k}"} for k in range(50)])
-            ids = [s.span_id.hex() for s in req.resource_spans[0].scope_spans[0].spans]
-            try:
-                call(req.SerializeToString(), timeout=5)
-            except grpc.RpcError:
-                return  # the receiver died: this request was never acknowledged
-            acked.extend(ids)
-            i += 1
-
-    clients = [threading.Thread(target=client, args=(w,)) for w in range(4)]
-    for c in clients:
-        c.start()
-    while len(acked) < 5_000:
-        time.sleep(0.01)
+    load = AckedLoad(grpc_port, clients=4, spans_per_request=50)
+    load.wait_for(5_000)
     os.killpg(proc.pid, signal.SIGKILL)  # the whole group: serve and its decode workers at once
     proc.wait()
-    stop.set()
-    for c in clients:
-        c.join()
-    assert len(acked) >= 5_000
+    load.stop()
+    assert len(load.acked) >= 5_000
 
     # Restart on the same file: the WAL is replayed, and every acknowledged span is there.
     proc = start_receiver(db, free_port(), free_port())
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 0
-    con = duckdb.connect(db, read_only=True)
-    stored = {r[0] for r in con.execute("SELECT span_id FROM spans").fetchall()}
-    con.close()
-    missing = set(acked) - stored
-    assert not missing, f"{len(missing)} acknowledged spans lost of {len(acked)}"
+    stored = stored_span_ids(db)
+    missing = set(load.acked) - stored
+    assert not missing, f"{len(missing)} acknowledged spans lost of {len(load.acked)}"
 
 
 def test_kill_9_of_serve_leaves_no_process_behind(tmp_path):

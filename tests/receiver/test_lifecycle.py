@@ -12,7 +12,6 @@ import threading
 import time
 
 import duckdb
-import grpc
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -26,7 +25,7 @@ from otel_agent.config import ReceiverConfig
 from otel_agent.server.receiver import Receiver
 from tests.conftest import free_port, rows
 from tests.otlp_builders import post_traces, span_request
-from tests.receiver.test_crash import TRACE_EXPORT, start_receiver
+from tests.receiver.test_crash import AckedLoad, start_receiver, stored_span_ids
 
 
 def listening(port: int) -> bool:
@@ -78,34 +77,12 @@ def test_sigterm_under_load_commits_everything_acknowledged(tmp_path):
     db = str(tmp_path / "term.duckdb")
     grpc_port, http_port = free_port(), free_port()
     proc = start_receiver(db, grpc_port, http_port)
-    acked: list[str] = []
-    stop = threading.Event()
-
-    def client() -> None:
-        with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
-            call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
-            while not stop.is_set():
-                req = span_request([{"name": "t"} for _ in range(20)])
-                try:
-                    call(req.SerializeToString(), timeout=10)
-                except grpc.RpcError:
-                    return
-                acked.extend(s.span_id.hex() for s in req.resource_spans[0].scope_spans[0].spans)
-
-    threads = [threading.Thread(target=client) for _ in range(3)]
-    for t in threads:
-        t.start()
-    while len(acked) < 2_000:
-        time.sleep(0.01)
+    load = AckedLoad(grpc_port, clients=3, spans_per_request=20)
+    load.wait_for(2_000)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 0
-    stop.set()
-    for t in threads:
-        t.join()
-    con = duckdb.connect(db, read_only=True)
-    stored = {r[0] for r in con.execute("SELECT span_id FROM spans").fetchall()}
-    con.close()
-    assert set(acked) <= stored
+    load.stop()
+    assert set(load.acked) <= stored_span_ids(db)
     assert not os.path.exists(db + ".receiver.json")
 
 
