@@ -84,12 +84,20 @@ def stored_span_ids(db: str) -> set[str]:
         con.close()
 
 
+def receiver_under_load(
+    db: str, clients: int, spans_per_request: int, acked: int
+) -> tuple[subprocess.Popen, AckedLoad]:
+    """``otel-agent serve`` on ``db`` with ``clients`` exporting to it, once ``acked`` spans are acknowledged."""
+    grpc_port = free_port()
+    proc = start_receiver(db, grpc_port, free_port())
+    load = AckedLoad(grpc_port, clients, spans_per_request)
+    load.wait_for(acked)
+    return proc, load
+
+
 def test_kill_9_loses_nothing_acknowledged(tmp_path):
     db = str(tmp_path / "crash.duckdb")
-    grpc_port, http_port = free_port(), free_port()
-    proc = start_receiver(db, grpc_port, http_port)
-    load = AckedLoad(grpc_port, clients=4, spans_per_request=50)
-    load.wait_for(5_000)
+    proc, load = receiver_under_load(db, clients=4, spans_per_request=50, acked=5_000)
     os.killpg(proc.pid, signal.SIGKILL)  # the whole group: serve and its decode workers at once
     proc.wait()
     load.stop()

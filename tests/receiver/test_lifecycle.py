@@ -25,7 +25,7 @@ from otel_agent.config import ReceiverConfig
 from otel_agent.server.receiver import Receiver
 from tests.conftest import free_port, rows
 from tests.otlp_builders import post_traces, span_request
-from tests.receiver.test_crash import AckedLoad, start_receiver, stored_span_ids
+from tests.receiver.test_crash import receiver_under_load, start_receiver, stored_span_ids
 
 
 def listening(port: int) -> bool:
@@ -75,10 +75,7 @@ def test_both_transports_or_neither(tmp_path):
 
 def test_sigterm_under_load_commits_everything_acknowledged(tmp_path):
     db = str(tmp_path / "term.duckdb")
-    grpc_port, http_port = free_port(), free_port()
-    proc = start_receiver(db, grpc_port, http_port)
-    load = AckedLoad(grpc_port, clients=3, spans_per_request=20)
-    load.wait_for(2_000)
+    proc, load = receiver_under_load(db, clients=3, spans_per_request=20, acked=2_000)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 0
     load.stop()
