@@ -34,41 +34,26 @@ def listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_both_transports_or_neither(tmp_path):
+@pytest.mark.parametrize(("taken", "other"), [("http", "grpc"), ("grpc", "http")])
+def test_both_transports_or_neither(tmp_path, taken, other):
     blocker = socket.socket()
     blocker.bind(("127.0.0.1", 0))
     blocker.listen(1)
-    taken = blocker.getsockname()[1]
-    grpc_port = free_port()
+    ports = {taken: blocker.getsockname()[1], other: free_port()}
     config = ReceiverConfig.resolve(
         db=str(tmp_path / "x.duckdb"),
-        grpc_endpoint=f"127.0.0.1:{grpc_port}",
-        http_endpoint=f"127.0.0.1:{taken}",
+        grpc_endpoint=f"127.0.0.1:{ports['grpc']}",
+        http_endpoint=f"127.0.0.1:{ports['http']}",
         decode_workers=0,
     )
-    with pytest.raises(OSError, match=f"--http-endpoint 127.0.0.1:{taken}: port {taken} is in use"):
+    port = ports[taken]
+    with pytest.raises(OSError, match=f"--{taken}-endpoint 127.0.0.1:{port}: port {port} is in use"):
         Receiver(config).start()
     blocker.close()
-    assert not listening(grpc_port), "gRPC must not serve when HTTP could not start"
-    # The other way round: gRPC's port taken, HTTP must not serve.
-    blocker = socket.socket()
-    blocker.bind(("127.0.0.1", 0))
-    blocker.listen(1)
-    http_port = free_port()
-    other = ReceiverConfig.resolve(
-        db=str(tmp_path / "x.duckdb"),
-        grpc_endpoint=f"127.0.0.1:{blocker.getsockname()[1]}",
-        http_endpoint=f"127.0.0.1:{http_port}",
-        decode_workers=0,
-    )
-    taken = blocker.getsockname()[1]
-    with pytest.raises(OSError, match=f"--grpc-endpoint 127.0.0.1:{taken}: port {taken} is in use"):
-        Receiver(other).start()
-    blocker.close()
-    assert not listening(http_port), "HTTP must not serve when gRPC could not start"
+    assert not listening(ports[other]), f"{other} must not serve when {taken} could not start"
     # The file was closed again: a new receiver can open it.
     ok = Receiver(config).start()
-    assert listening(grpc_port)
+    assert listening(ok.grpc_port)
     assert listening(ok.http_port)
     ok.stop()
 
