@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import ClassVar, Self
 
 from opentelemetry.trace import Link, Span, SpanKind, TracerProvider
 
@@ -168,10 +169,34 @@ class FlowRun(SpanHelper):
             self._over("cost_usd", self.max_cost_usd, self.cost_usd)
 
 
-class Step(SpanHelper):
+class _IdentifiedHelper(SpanHelper):
+    """A helper with an id: the one given, else one minted (prefix ``_ID_PREFIX``) on first use. A copy
+    (decorator use) starts again from the given id, so each call of a decorated function mints its own."""
+
+    __slots__ = ("_given_id", "_id")
+    _ID_PREFIX: ClassVar[str]
+
+    def _set_given_id(self, given: str | None) -> None:
+        self._given_id = given
+        self._id: str | None = given
+
+    def __copy__(self) -> Self:
+        new = shallow_copy(self)
+        new._state = 0
+        new._id = self._given_id
+        return new
+
+    def _minted_id(self) -> str:
+        if self._id is None:
+            self._id = new_id(self._ID_PREFIX)
+        return self._id
+
+
+class Step(_IdentifiedHelper):
     """One step of a run: span ``step {name}`` (INTERNAL)."""
 
-    __slots__ = ("_given_id", "_step_id", "iteration", "name")
+    __slots__ = ("iteration", "name")
+    _ID_PREFIX = "step"
 
     def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
         super().__init__()
@@ -179,22 +204,13 @@ class Step(SpanHelper):
         if not isinstance(name, str) or not name or step_id is not None or iteration is not None:
             problems = self._problems()
         self.name: str | None = text(name, "step name", problems) if problems is not None else name
-        self._given_id = given_id(step_id, "step_id", problems)
-        self._step_id: str | None = self._given_id
+        self._set_given_id(given_id(step_id, "step_id", problems))
         self.iteration = optional_count(iteration, "iteration", problems)
-
-    def __copy__(self) -> Step:
-        new: Step = shallow_copy(self)
-        new._state = 0
-        new._step_id = self._given_id
-        return new
 
     @property
     def step_id(self) -> str:
         """The step id: the one given, or one minted on first use."""
-        if self._step_id is None:
-            self._step_id = new_id("step")
-        return self._step_id
+        return self._minted_id()
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs: dict[str, AttributeValue] = {A.RECORD_KIND: A.KIND_STEP}
@@ -208,30 +224,23 @@ class Step(SpanHelper):
         return Scope(parent.run, self, parent.capture, self)
 
 
-class SkillInvocation(SpanHelper):
+class SkillInvocation(_IdentifiedHelper):
     """A skill (``name@version``) used inside a step: span ``skill {name}@{version}`` (INTERNAL)."""
 
-    __slots__ = ("_given_id", "_invocation_id", "name", "version")
+    __slots__ = ("name", "version")
+    _ID_PREFIX = "skill"
 
     def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
         super().__init__()
         problems = self._problems()
         self.name: str | None = text(name, "skill name", problems)
         self.version: str | None = text(version, "skill version", problems)
-        self._given_id = given_id(invocation_id, "invocation_id", problems)
-        self._invocation_id: str | None = self._given_id
-
-    def __copy__(self) -> SkillInvocation:
-        new: SkillInvocation = shallow_copy(self)
-        new._state = 0
-        new._invocation_id = self._given_id
-        return new
+        self._set_given_id(given_id(invocation_id, "invocation_id", problems))
 
     @property
     def invocation_id(self) -> str:
-        if self._invocation_id is None:
-            self._invocation_id = new_id("skill")
-        return self._invocation_id
+        """The invocation id: the one given, or one minted on first use."""
+        return self._minted_id()
 
     def _open(self, parent: Scope) -> tuple[str, SpanKind, dict[str, AttributeValue], Sequence[Link] | None]:
         attrs = base_attributes(parent, A.KIND_SKILL)
