@@ -146,22 +146,23 @@ class FlowRun(SpanHelper):
             )
 
     def count_model_call(self) -> None:
-        with self._lock:
-            if self.enforce_budgets and self.max_model_calls is not None and self.model_calls >= self.max_model_calls:
-                raise BudgetExceededError("model_calls", self.max_model_calls, self.model_calls)
-            if self.enforce_budgets and self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
-                raise BudgetExceededError("cost_usd", self.max_cost_usd, self.cost_usd)
-            self.model_calls += 1
-            self._over("model_calls", self.max_model_calls, self.model_calls)
+        self._count("model_calls")
 
     def count_tool_call(self) -> None:
+        self._count("tool_calls")
+
+    def _count(self, name: str) -> None:
+        """One more call of ``name`` ("model_calls" | "tool_calls"). With enforced budgets, a call when that
+        count or the cost is already at its limit raises first and is not counted."""
+        limit = getattr(self, f"max_{name}")
         with self._lock:
-            if self.enforce_budgets and self.max_tool_calls is not None and self.tool_calls >= self.max_tool_calls:
-                raise BudgetExceededError("tool_calls", self.max_tool_calls, self.tool_calls)
-            if self.enforce_budgets and self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
-                raise BudgetExceededError("cost_usd", self.max_cost_usd, self.cost_usd)
-            self.tool_calls += 1
-            self._over("tool_calls", self.max_tool_calls, self.tool_calls)
+            used = getattr(self, name)
+            if self.enforce_budgets:
+                for budget, cap, now in ((name, limit, used), ("cost_usd", self.max_cost_usd, self.cost_usd)):
+                    if cap is not None and now >= cap:
+                        raise BudgetExceededError(budget, cap, now)
+            setattr(self, name, used + 1)
+            self._over(name, limit, used + 1)
 
     def add_cost(self, usd: float) -> None:
         with self._lock:
