@@ -56,9 +56,9 @@ def test_ingest_continues_at_rate_while_retention_deletes(make_receiver, tmp_pat
         assert time.monotonic() < deadline
         time.sleep(0.2)
     report = healthz(r.http_address)["lifecycle"]
-    # the whole backlog left, in bounded steps
+    # the whole backlog left, in bounded steps (sized by their time: doubling from 500 rows, the fewest is 7)
     assert report["rows_deleted"]["spans"] == BACKLOG, report
-    assert report["delete_steps"] >= BACKLOG // 500
+    assert report["delete_steps"] >= 7, report
     assert report["max_delete_step_ms"] < 1000, report  # bounded (a few ms on a quiet machine; shared here)
     assert rows(r, "SELECT count(*) FROM spans WHERE name LIKE 'old%'") == [(0,)]
     assert during >= 0.6 * baseline, (during, baseline, report)
