@@ -5,7 +5,8 @@ or any URI pyarrow's filesystem layer opens (``s3://bucket/prefix?endpoint_overr
 S3-compatible server).
 
 Idempotent by construction: before a window is written, the keys already archived for it are read back and only
-rows not yet there are written, under a name that is the MD5 of their sorted keys. So writing a window twice
+rows not yet there are written, sorted by key, under a name that is the MD5 of their sorted keys (of the Arrow IPC
+stream of the key columns). So writing a window twice
 writes nothing the second time, a window re-archived after a crash between archive and delete adds nothing, rows
 that arrive late for an archived window land in a new file beside the first, and several receivers sharing one
 archive never overwrite each other. A file is written under a temporary name and moved into place; it counts as
@@ -15,6 +16,7 @@ archived only after its row count has been read back (``WindowWrite.verified``).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import urllib.parse
 import uuid
 from dataclasses import dataclass
@@ -74,27 +76,31 @@ class Archive:
         return pa.concat_tables(pq.read_table(p, columns=list(spec.keys), filesystem=self.fs) for p in paths)
 
     def write_window(self, spec: TableSpec, start: dt.datetime, rows: pa.Table) -> WindowWrite:
-        """Archive ``rows`` (every live row of the window) and return what was written, verified."""
-        new = _not_yet_archived(self._duck.cursor(), rows, self.archived_keys(spec, start), spec.keys)
+        """Archive ``rows`` (every live row of the window) and return what was written, verified.
+
+        The per-window cost is kept to one directory listing, one write and one footer read: sorting, the
+        duplicate check and the content name are Arrow compute (DuckDB only for the anti-join against rows a
+        window's earlier files hold)."""
+        if rows.num_rows == 0:
+            return WindowWrite(spec.table, start, 0, 0, None, 0, True)
+        new = _not_yet_archived(self._duck, rows, self.archived_keys(spec, start), spec.keys)
         if new.num_rows == 0:
             return WindowWrite(spec.table, start, rows.num_rows, 0, None, 0, True)
-        name = _content_name(self._duck.cursor(), new, spec.keys)
-        final = f"{window_dir(self.root, spec.signal, start)}/{name}.parquet"
-        if self.fs.get_file_info(final).type == pafs.FileType.File and self._rows_in(final) == new.num_rows:
-            return WindowWrite(spec.table, start, rows.num_rows, 0, final, 0, True)
-        self.fs.create_dir(window_dir(self.root, spec.signal, start), recursive=True)
+        final = f"{window_dir(self.root, spec.signal, start)}/{_content_name(new, spec.keys)}.parquet"
         tmp = f"{final}.{uuid.uuid4().hex}.tmp"
+        if self.is_local:  # object stores have no directories to make
+            self.fs.create_dir(window_dir(self.root, spec.signal, start), recursive=True)
         pq.write_table(new, tmp, filesystem=self.fs, row_group_size=ROW_GROUP_ROWS, compression="zstd")
-        self.fs.move(tmp, final)
-        written = self._rows_in(final)
+        self.fs.move(tmp, final)  # a file of this name holds these very rows: replacing it changes nothing
+        written, size = self._footer(final)
         if written != new.num_rows:
             raise OSError(f"archive file {final} holds {written} rows, {new.num_rows} were written")
-        size = self.fs.get_file_info(final).size or 0
         return WindowWrite(spec.table, start, rows.num_rows, new.num_rows, final, size, False)
 
-    def _rows_in(self, path: str) -> int:
+    def _footer(self, path: str) -> tuple[int, int]:
+        """Rows (from the footer, read back from the store) and bytes of one written file."""
         with self.fs.open_input_file(path) as f:
-            return pq.ParquetFile(f).metadata.num_rows
+            return pq.ParquetFile(f).metadata.num_rows, f.size()
 
 
 def _s3(uri: str) -> pafs.S3FileSystem:
@@ -116,30 +122,41 @@ def _keys_match(keys: tuple[str, ...], left: str, right: str) -> str:
 
 
 def _not_yet_archived(
-    con: duckdb.DuckDBPyConnection, rows: pa.Table, archived: pa.Table | None, keys: tuple[str, ...]
+    duck: duckdb.DuckDBPyConnection, rows: pa.Table, archived: pa.Table | None, keys: tuple[str, ...]
 ) -> pa.Table:
     """``rows`` whose key is not among ``archived`` (NULL keys equal each other, as in the views' dedup), sorted
     by key so equal content gives an equal file, and with each key once."""
-    try:
-        con.register("lc_rows", rows)
-        order = ", ".join(f'"{k}"' for k in keys)
-        if archived is None:
-            sql = "SELECT * FROM lc_rows"
-        else:
+    if archived is not None:
+        con = duck.cursor()
+        try:
+            con.register("lc_rows", rows)
             con.register("lc_archived", archived)
             sql = f"SELECT r.* FROM lc_rows r ANTI JOIN lc_archived a ON {_keys_match(keys, 'r', 'a')}"
-        partition = ", ".join(f'"{k}"' for k in keys)
-        sql = f"{sql} QUALIFY row_number() OVER (PARTITION BY {partition}) = 1 ORDER BY {order}"
+            rows = con.sql(sql).to_arrow_table().cast(rows.schema)
+        finally:
+            con.close()
+    order = [(k, "ascending") for k in keys]
+    rows = rows.sort_by(order) if rows.num_rows else rows
+    if rows.num_rows and rows.select(list(keys)).group_by(list(keys)).aggregate([]).num_rows < rows.num_rows:
+        rows = _first_of_each_key(duck, rows, keys)  # rare: the live store's dedup normally leaves none
+    return rows.combine_chunks()
+
+
+def _first_of_each_key(duck: duckdb.DuckDBPyConnection, rows: pa.Table, keys: tuple[str, ...]) -> pa.Table:
+    con = duck.cursor()
+    try:
+        con.register("lc_rows", rows)
+        cols = ", ".join(f'"{k}"' for k in keys)
+        sql = f"SELECT * FROM lc_rows QUALIFY row_number() OVER (PARTITION BY {cols}) = 1 ORDER BY {cols}"
         return con.sql(sql).to_arrow_table().cast(rows.schema)
     finally:
         con.close()
 
 
-def _content_name(con: duckdb.DuckDBPyConnection, rows: pa.Table, keys: tuple[str, ...]) -> str:
-    try:
-        con.register("lc_rows", rows)
-        cols = ", ".join(f'"{k}"' for k in keys)
-        sql = f"SELECT md5(string_agg(CAST(ROW({cols}) AS VARCHAR), chr(10) ORDER BY {cols})) FROM lc_rows"
-        return str(con.execute(sql).fetchall()[0][0])
-    finally:
-        con.close()
+def _content_name(rows: pa.Table, keys: tuple[str, ...]) -> str:
+    """MD5 of the key columns of ``rows`` (sorted by key, one chunk) as an Arrow IPC stream."""
+    sink = pa.BufferOutputStream()
+    table = rows.select(list(keys)).combine_chunks()
+    with pa.ipc.new_stream(sink, table.schema) as out:
+        out.write_table(table)
+    return hashlib.md5(sink.getvalue().to_pybytes(), usedforsecurity=False).hexdigest()
