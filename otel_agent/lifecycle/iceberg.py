@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 NAMESPACE = "otel_agent"
 FILE_PROPERTY = "otel_agent.archive_file"
+COMMIT_NUM_RETRIES = "commit.retry.num-retries"
+NO_RETRIES = {COMMIT_NUM_RETRIES: "0"}
 
 
 def iceberg_type(t: pa.DataType) -> pa.DataType:
@@ -65,9 +67,22 @@ class IcebergMirror:
         self._tables: dict[str, Table] = {}
 
     def table(self, name: str, schema: pa.Schema) -> Table:
-        """The table (created on first use), as this mirror last saw it: another appender may have moved on."""
+        """The table (created on first use), as this mirror last saw it: another appender may have moved on.
+
+        pyiceberg (0.10+) retries a conflicting append by itself, on the refreshed table, which would append a
+        file another receiver appended meanwhile a second time: its retries are turned off on every table
+        (``NO_RETRIES``), so a conflict comes back to ``append``, which checks again before it retries."""
         if name not in self._tables:
-            self._tables[name] = self.catalog.create_table_if_not_exists(f"{NAMESPACE}.{name}", schema=schema)
+            table = self.catalog.create_table_if_not_exists(f"{NAMESPACE}.{name}", schema=schema, properties=NO_RETRIES)
+            for _ in range(self.retries + 1):  # tables made before this property was set
+                if table.properties.get(COMMIT_NUM_RETRIES) == "0":
+                    break
+                try:
+                    with table.transaction() as tx:
+                        tx.set_properties(NO_RETRIES)
+                except CommitFailedException:
+                    table.refresh()
+            self._tables[name] = table
         return self._tables[name]
 
     def append(self, name: str, rows: pa.Table, archive_file: str) -> bool:
