@@ -10,10 +10,13 @@ is stored as Parquet strings), so a view's rows are typed exactly as the live ta
 Which archive the reading commands use is set by their shared ``--archive`` option (``cli/options.py``)
 through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``.
 
-A receiver with a local ``--archive`` reads the same way on its own connection (``attach_history``): an in-memory
+A receiver with an ``--archive`` reads the same way on its own connection (``attach_history``): an in-memory
 catalog ``otel_agent_history`` beside the store's, holding the union views over the store's tables and this
 release's derived SQL, which its query API and console read (``store.database.reading_cursor``) while the writer and the
-lifecycle keep the store's own catalog (``store_cursor``).
+lifecycle keep the store's own catalog (``store_cursor``). With an S3 archive the views scan Arrow datasets, which
+DuckDB resolves only on the cursor they were registered on: every reading cursor of the connection registers them
+(``store.database.on_reading_cursor``), and each refresh replaces them (named by table and day, so a cursor opened
+before a refresh still finds every name its views use).
 """
 
 from __future__ import annotations
@@ -24,11 +27,17 @@ from collections.abc import Callable
 
 import duckdb
 import pyarrow.dataset as pads
-import pyarrow.fs as pafs
 
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import BY_TABLE
-from otel_agent.store.database import HISTORY_CATALOG, RAW_TABLES, STORE_CATALOG, apply_derived, schema_tables
+from otel_agent.store.database import (
+    HISTORY_CATALOG,
+    RAW_TABLES,
+    STORE_CATALOG,
+    apply_derived,
+    on_reading_cursor,
+    schema_tables,
+)
 from otel_agent.store.shards import attach_shards, union_sql
 
 _ARCHIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("otel_agent_read_archive", default=None)
@@ -45,43 +54,66 @@ def current_archive() -> str | None:
     return _ARCHIVE.get()
 
 
-def archive_source(con: duckdb.DuckDBPyConnection, archive: Archive, table: str) -> str | None:
+Sources = dict[str, pads.Dataset]
+"""Arrow datasets an S3 archive's views scan, by the name the views use."""
+
+_SOURCES: dict[int, Sources] = {}
+"""Per receiver connection (``id``), the datasets its reading cursors register (``attach_history``)."""
+
+
+def archive_source(
+    con: duckdb.DuckDBPyConnection, archive: Archive, table: str, sources: Sources | None = None
+) -> str | None:
     """A FROM-able expression for ``table``'s archive, or None when it has no file yet.
 
     Partition pruning: for a table with a time column the expression is a UNION ALL of one scan per ``date=``
     partition, each filtered to its own day. DuckDB's optimizer proves a day's filter and a query's time
     filter disjoint and drops that scan from the plan (EXPLAIN lists only the days in range), so the files of
     other days are never opened; within a day, Parquet row-group statistics skip the hours outside the range.
-    Span children (no time column) are one scan, read through their spans' keys."""
-    if not archive.files(table):
+    Span children (no time column) are one scan, read through their spans' keys. The datasets an S3 archive's
+    scans register on ``con`` are also put in ``sources``."""
+    files = archive.files(table)  # one (recursive) listing per table
+    if not files:
         return None
     base = f"{archive.root}/signal={table}"
     time_col = BY_TABLE[table].time
     if time_col is None:
-        return _scan(con, archive, base, f"archive_{table}")
+        return _scan(con, archive, base, files, f"archive_{table}", sources)
+    days: dict[str, list[str]] = {}
+    for path in files:
+        match = re.search(r"/date=(\d{4}-\d{2}-\d{2})/", path.removeprefix(base))
+        if match:
+            days.setdefault(match[1], []).append(path)
     branches = []
-    for i, day in enumerate(_days(archive, base)):
-        scan = _scan(con, archive, f"{base}/date={day}", f"archive_{table}_{i}")
+    for day, day_files in sorted(days.items()):
+        name = f"archive_{table}_{day.replace('-', '')}"
+        scan = _scan(con, archive, f"{base}/date={day}", day_files, name, sources)
         branches.append(
             f"SELECT * FROM {scan} WHERE \"{time_col}\" >= DATE '{day}' AND \"{time_col}\" < DATE '{day}' + 1"
         )
     return "(" + " UNION ALL BY NAME ".join(branches) + ")"
 
 
-def _days(archive: Archive, base: str) -> list[str]:
-    """The ``date=YYYY-MM-DD`` partitions under ``base``."""
-    infos = archive.fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
-    names = (i.base_name for i in infos if i.type == pafs.FileType.Directory)
-    return sorted(n.removeprefix("date=") for n in names if re.fullmatch(r"date=\d{4}-\d{2}-\d{2}", n))
-
-
-def _scan(con: duckdb.DuckDBPyConnection, archive: Archive, directory: str, name: str) -> str:
-    """The Parquet files under ``directory``: DuckDB's reader for a local archive, else a registered Arrow
-    dataset over pyarrow's filesystem (DuckDB scans it with projection and filter pushdown)."""
+def _scan(
+    con: duckdb.DuckDBPyConnection,
+    archive: Archive,
+    directory: str,
+    files: list[str],
+    name: str,
+    sources: Sources | None,
+) -> str:
+    """The Parquet files under ``directory``: DuckDB's reader for a local archive (its glob also finds files
+    written since), else a registered Arrow dataset over pyarrow's filesystem of ``files`` (DuckDB scans it with
+    projection and filter pushdown)."""
     if archive.is_local:
         glob = f"{directory}/**/*.parquet".replace("'", "''")
         return f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
-    con.register(name, pads.dataset(directory, filesystem=archive.fs, format="parquet", partitioning="hive"))
+    dataset = pads.dataset(
+        files, filesystem=archive.fs, format="parquet", partitioning="hive", partition_base_dir=directory
+    )
+    con.register(name, dataset)
+    if sources is not None:
+        sources[name] = dataset
     return name
 
 
@@ -112,9 +144,11 @@ def live_and_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table
     return union_with_archive_sql(con, archive, table, union_sql(table, list(range(shards))))
 
 
-def union_with_archive_sql(con: duckdb.DuckDBPyConnection, archive: Archive, table: str, live: str) -> str:
+def union_with_archive_sql(
+    con: duckdb.DuckDBPyConnection, archive: Archive, table: str, live: str, sources: Sources | None = None
+) -> str:
     """The body of ``table``'s view: the rows of the query ``live`` ∪ the archive's, deduplicated by its keys."""
-    source = archive_source(con, archive, table)
+    source = archive_source(con, archive, table, sources)
     if source is None:
         return live
     # The live table's columns and types: the archive's are cast to them.
@@ -134,12 +168,15 @@ def attach_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
     """Give a receiver's connection the catalog ``HISTORY_CATALOG``: every schema table of the store as a view
     (raw tables: live ∪ archive; the others: the store's own), with this release's derived SQL on top.
 
-    Called before the connection is locked down (``query.readonly.lock_down``): it sets the one directory
-    DuckDB may read (the archive) and attaches the in-memory catalog. Views bind their names in their own
-    catalog, so every derived view in it reads the union, whichever catalog a cursor is in."""
-    if not archive.is_local:
-        raise ValueError("a receiver reads live ∪ archive for a local --archive only")
-    con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
+    Called before the connection is locked down (``query.readonly.lock_down``): for a local archive it sets the
+    one directory DuckDB may read; an S3 archive is read by pyarrow (Arrow datasets registered on each reading
+    cursor), which the lock does not concern. Views bind their names in their own catalog, so every derived view
+    in it reads the union, whichever catalog a cursor is in."""
+    if archive.is_local:
+        con.execute("SET allowed_directories = [?]", [archive.root.rstrip("/") + "/"])
+    else:
+        sources = _SOURCES[id(con)] = {}
+        on_reading_cursor(con, lambda cur: _register(cur, sources))
     con.execute("SET parquet_metadata_cache = true")
     con.execute(f"ATTACH ':memory:' AS {HISTORY_CATALOG}")
     cur = con.cursor()
@@ -148,21 +185,41 @@ def attach_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
         for table in schema_tables():
             if table not in RAW_TABLES:  # meta, product tables: the store's, written by the writer
                 cur.execute(f"CREATE VIEW {table} AS SELECT * FROM {STORE_CATALOG}.main.{table}")
-        refresh_history(cur, archive)
+        _refresh(cur, archive, _SOURCES.get(id(con)))
         apply_derived(cur)
     finally:
         cur.close()
 
 
+def detach_history(con: duckdb.DuckDBPyConnection) -> None:
+    """Forget what ``attach_history`` registered for ``con`` (before it closes)."""
+    _SOURCES.pop(id(con), None)
+    on_reading_cursor(con, None)
+
+
 def refresh_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
     """(Re)create the raw-table views of ``HISTORY_CATALOG`` from the archive's partitions as they are now: a
     table's first file and a new ``date=`` partition enter a view only here (the lifecycle calls it after it
-    archives a window; files of a day already listed are found by the view's glob when it is bound)."""
+    archives a window; a local day's files written since are found by the view's glob when it is bound, an S3
+    day's are listed here)."""
     cur = con.cursor()
     try:
-        cur.execute(f"USE {HISTORY_CATALOG}")
-        for table in RAW_TABLES:
-            live = f"SELECT * FROM {STORE_CATALOG}.main.{table}"
-            cur.execute(f"CREATE OR REPLACE VIEW {table} AS {union_with_archive_sql(cur, archive, table, live)}")
+        _refresh(cur, archive, _SOURCES.get(id(con)))
     finally:
         cur.close()
+
+
+def _refresh(cur: duckdb.DuckDBPyConnection, archive: Archive, sources: Sources | None) -> None:
+    fresh: Sources = {}
+    cur.execute(f"USE {HISTORY_CATALOG}")
+    for table in RAW_TABLES:
+        live = f"SELECT * FROM {STORE_CATALOG}.main.{table}"
+        body = union_with_archive_sql(cur, archive, table, live, fresh)
+        cur.execute(f"CREATE OR REPLACE VIEW {table} AS {body}")
+    if sources is not None:
+        sources.update(fresh)  # one dict update: a reading cursor sees the old datasets or the new
+
+
+def _register(cur: duckdb.DuckDBPyConnection, sources: Sources) -> None:
+    for name, dataset in list(sources.items()):
+        cur.register(name, dataset)

@@ -25,7 +25,7 @@ from otel_agent.fold.redact import load_rules
 from otel_agent.ingest.decoder import make_decoder
 from otel_agent.ingest.writer import Writer
 from otel_agent.lifecycle.archive import Archive
-from otel_agent.lifecycle.reading import attach_history, refresh_history
+from otel_agent.lifecycle.reading import attach_history, detach_history, refresh_history
 from otel_agent.lifecycle.retention import make_lifecycle
 from otel_agent.query.readonly import lock_down
 from otel_agent.server.auth import Authenticator
@@ -103,13 +103,11 @@ def _open(config: ReceiverConfig) -> duckdb.DuckDBPyConnection:
 
 
 def _reads_archive(config: ReceiverConfig) -> Archive | None:
-    """The archive the query API and console read with the live store: a local ``--archive`` of a store file.
-    An S3 archive is read through Arrow datasets registered per connection, which the readers' cursors do not
-    see: there the receiver's readers keep the live store only (``otel-agent sql --archive`` reads it)."""
+    """The archive the query API and console read with the live store: the ``--archive`` of a store file, local
+    or S3 (``lifecycle.reading.attach_history``)."""
     if not config.archive or config.db == ":memory:":
         return None
-    archive = Archive(config.archive)
-    return archive if archive.is_local else None
+    return Archive(config.archive)
 
 
 class Receiver:
@@ -255,6 +253,7 @@ class Receiver:
             lifecycle.close()
         self.writer.close()
         self.decoder.close()
+        detach_history(self.con)
         try:
             self.con.execute("CHECKPOINT")
         finally:

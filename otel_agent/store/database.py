@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -279,6 +280,20 @@ def open_store(
     return con
 
 
+_READING_SETUP: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
+
+
+def on_reading_cursor(
+    con: duckdb.DuckDBPyConnection, setup: Callable[[duckdb.DuckDBPyConnection], None] | None
+) -> None:
+    """Run ``setup`` on every ``reading_cursor`` of ``con`` (None: no more). A receiver with an S3 archive
+    registers there the Arrow datasets its views scan: DuckDB sees a registered object on its own cursor only."""
+    if setup is None:
+        _READING_SETUP.pop(id(con), None)
+    else:
+        _READING_SETUP[id(con)] = setup
+
+
 def reading_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """A cursor for readers (query API, console): in ``HISTORY_CATALOG`` when the connection has one (a receiver
     with an archive: raw tables live ∪ archive, ``lifecycle.reading.attach_history``), else ``store_cursor``."""
@@ -290,6 +305,9 @@ def reading_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         cur.close()
         return store_cursor(con)
     cur.execute(f"USE {HISTORY_CATALOG}")
+    setup = _READING_SETUP.get(id(con))
+    if setup is not None:
+        setup(cur)
     return cur
 
 

@@ -41,3 +41,12 @@ def send(grpc_address: str, spans: list[dict], chunk: int = 500) -> None:
 
 def healthz(http_address: str) -> dict[str, Any]:
     return json.loads(urllib.request.urlopen(http_address + "/healthz", timeout=5).read())
+
+
+def query_api(r: Any, sql: str) -> list[list]:
+    """Rows of ``sql`` through the receiver's /v1/query (what ``otel-agent sql --receiver`` sends)."""
+    req = urllib.request.Request(
+        r.http_address + "/v1/query", json.dumps({"sql": sql}).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return [row["values"] for row in json.loads(resp.read())["rows"]]

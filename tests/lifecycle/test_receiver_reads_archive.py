@@ -7,14 +7,8 @@ from __future__ import annotations
 import requests
 
 from tests.conftest import rows
-from tests.lifecycle.support import hours_ago, send, spans_at
+from tests.lifecycle.support import hours_ago, query_api, send, spans_at
 from tests.lifecycle.test_archive import wait_deleted
-
-
-def _query(r, sql: str) -> list[list]:
-    resp = requests.post(r.http_address + "/v1/query", json={"sql": sql}, timeout=30)
-    assert resp.status_code == 200, resp.text
-    return [row["values"] for row in resp.json()["rows"]]
 
 
 def test_query_api_and_console_read_live_and_archive(make_receiver, tmp_path) -> None:
@@ -24,15 +18,15 @@ def test_query_api_and_console_read_live_and_archive(make_receiver, tmp_path) ->
     send(r.grpc_address, old + recent)
     wait_deleted(r, len(old))
     assert rows(r, "SELECT count(*) FROM spans") == [(40,)]  # the live store keeps only the recent ones
-    assert _query(r, "SELECT count(*), count(DISTINCT span_id) FROM spans") == [[540, 540]]
-    assert _query(r, "SELECT count(*) FROM runs") == [[540]]  # every derived view reads the whole history
+    assert query_api(r, "SELECT count(*), count(DISTINCT span_id) FROM spans") == [[540, 540]]
+    assert query_api(r, "SELECT count(*) FROM runs") == [[540]]  # every derived view reads the whole history
     send(r.grpc_address, old[:10])  # re-delivered after deletion: live again and archived, still counted once
     assert rows(r, "SELECT count(*) FROM spans") == [(50,)]
-    assert _query(r, "SELECT count(*) FROM spans") == [[540]]
-    assert _query(r, "SELECT count(*) FROM otel_agent.main.spans") == [[50]]  # the store's own table: live only
+    assert query_api(r, "SELECT count(*) FROM spans") == [[540]]
+    assert query_api(r, "SELECT count(*) FROM otel_agent.main.spans") == [[50]]  # the store's own table: live only
     # The console reads the same catalog: an archived-only run's page shows it.
     by_name = "SELECT runs.run_id FROM runs JOIN spans USING (trace_id) WHERE spans.name = 'day-before7'"
-    (run_id,) = _query(r, by_name)[0]
+    (run_id,) = query_api(r, by_name)[0]
     page = requests.get(f"{r.http_address}/runs/{run_id}", timeout=30)
     assert page.status_code == 200, page.text[:500]
     assert "day-before7" in page.text

@@ -1,5 +1,6 @@
 """The archive on an S3-compatible server (moto in server mode, on loopback): written by a live receiver through
-pyarrow's S3 filesystem with an endpoint override, then read back as live ∪ archive."""
+pyarrow's S3 filesystem with an endpoint override, read as live ∪ archive by the receiver's own query API and
+console, then by ``open_with_archive`` after it stopped."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Iterator
 
 import boto3
 import pytest
+import requests
 from moto.server import ThreadedMotoServer
 
 from otel_agent.lifecycle.reading import open_with_archive
 from tests.conftest import free_port
-from tests.lifecycle.support import healthz, hours_ago, send, spans_at
+from tests.lifecycle.support import healthz, hours_ago, query_api, send, spans_at
 
 
 @pytest.fixture
@@ -39,6 +41,14 @@ def test_archive_to_s3_and_read_back(make_receiver, s3_endpoint) -> None:
     while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < 400:
         assert time.monotonic() < deadline, report
         time.sleep(0.1)
+    # the receiver's readers: live ∪ its S3 archive (Arrow datasets registered on every reading cursor)
+    assert query_api(r, "SELECT count(*), count(*) FILTER (WHERE name LIKE 's3-%') FROM spans") == [[410, 400]]
+    assert query_api(r, "SELECT count(*) FROM otel_agent.main.spans") == [[10]]  # the live store alone
+    by_name = "SELECT runs.run_id FROM runs JOIN spans USING (trace_id) WHERE spans.name = 's3-7'"
+    (run_id,) = query_api(r, by_name)[0]
+    page = requests.get(f"{r.http_address}/runs/{run_id}", timeout=30)
+    assert page.status_code == 200, page.text[:500]
+    assert "s3-7" in page.text
     db = r.config.db
     r.stop()
     client = boto3.client("s3", endpoint_url=f"http://{s3_endpoint}", region_name="us-east-1")
