@@ -18,6 +18,8 @@ otel_agent.run.id attribute (a full JSON scan) versus by a typed column (the pro
 
     python bench/derive.py                      # builds /tmp/otel_agent_derive_1m.duckdb once, then queries
     python bench/derive.py --spans 200000 --rebuild
+    python bench/derive.py --baseline eb1bdf0   # the same queries on eb1bdf0's code and this checkout, each on
+                                                # its own store, alternating (bench/derive_ab.py): CPU ratios
 """
 
 from __future__ import annotations
@@ -332,37 +334,9 @@ def timed(con, sql: str, params: list, repeat: int) -> tuple[float, float, int]:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_store_options(ap)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--no-prototype", action="store_true", help="skip the promoted-columns prototype")
-    args = ap.parse_args()
-
-    import duckdb
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    if args.rebuild or not os.path.exists(args.db):
-        print(f"building {args.spans:,} spans into {args.db} …", file=sys.stderr)
-        t0 = time.perf_counter()
-        build_store(args.db, args.spans, args.seed)
-        print(f"built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    else:
-        from otel_agent.store.database import open_store
-
-        open_store(args.db).close()  # apply the current view definitions to an existing file
-
-    con = duckdb.connect(args.db, read_only=True)
-    con.execute(f"SET threads = {int(args.threads)}").fetchall()
-    n = con.execute("SELECT count(*) FROM spans").fetchall()[0][0]
-    runs = [r[0] for r in con.execute(
-        "SELECT DISTINCT attributes->>'otel_agent.run.id' FROM spans "
-        "WHERE attributes->>'otel_agent.record.kind' = 'flow_run' ORDER BY 1"
-    ).fetchall()]  # fmt: skip
-    run_id = runs[len(runs) // 2]
-    print(f"store: {n:,} spans, {len(runs):,} runs; one run = {run_id}; threads={args.threads}")
-    cases = [
+def bench_cases(run_id: str) -> list[tuple[str, str, list, int | None]]:
+    """(label, SQL, parameters, target ms) of the measured queries; the same list for both sides of --baseline."""
+    return [
         ("one run's rollup (runs_for_run)", "SELECT * FROM runs_for_run(?)", [run_id], 100),
         ("provider_health over all", "SELECT * FROM provider_health", [], 1000),
         ("cost_breakdown for one run", "SELECT * FROM cost_breakdown_for_run(?)", [run_id], 100),
@@ -374,6 +348,67 @@ def main() -> None:
             None,
         ),
     ]
+
+
+def prepare_store(db: str, n_spans: int, seed: int, rebuild: bool) -> None:
+    """Build the store when asked or missing; else apply the importable otel_agent's view definitions to it."""
+    if rebuild or not os.path.exists(db):
+        print(f"building {n_spans:,} spans into {db} …", file=sys.stderr)
+        t0 = time.perf_counter()
+        build_store(db, n_spans, seed)
+        print(f"built in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    else:
+        from otel_agent.store.database import open_store
+
+        open_store(db).close()  # apply the current view definitions to an existing file
+
+
+def middle_run(con) -> tuple[int, int, str]:
+    """(spans, runs, the run in the middle by id): the run the per-run queries are timed on."""
+    n = con.execute("SELECT count(*) FROM spans").fetchall()[0][0]
+    runs = [r[0] for r in con.execute(
+        "SELECT DISTINCT attributes->>'otel_agent.run.id' FROM spans "
+        "WHERE attributes->>'otel_agent.record.kind' = 'flow_run' ORDER BY 1"
+    ).fetchall()]  # fmt: skip
+    return n, len(runs), runs[len(runs) // 2]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_store_options(ap)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--no-prototype", action="store_true", help="skip the promoted-columns prototype")
+    ap.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="compare with the otel_agent of git revision REV: each side builds its own store (same seed and "
+        "size, so the same contents) and is queried in its own process, alternating, --rounds times",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="with --baseline: alternating rounds (median reported)")
+    ap.add_argument("--worker", metavar="CODE_ROOT", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.baseline:
+        import derive_ab
+
+        derive_ab.compare(args)
+        return
+    if args.worker:
+        import derive_ab
+
+        derive_ab.serve(args)
+        return
+
+    import duckdb
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    prepare_store(args.db, args.spans, args.seed, args.rebuild)
+    con = duckdb.connect(args.db, read_only=True)
+    con.execute(f"SET threads = {int(args.threads)}").fetchall()
+    n, n_runs, run_id = middle_run(con)
+    print(f"store: {n:,} spans, {n_runs:,} runs; one run = {run_id}; threads={args.threads}")
+    cases = bench_cases(run_id)
     print("\nas shipped (spans.run_id typed; other attributes read from the JSON):")
     report(con, cases, args.repeat)
     con.close()
