@@ -386,6 +386,7 @@ def main() -> None:
         "size, so the same contents) and is queried in its own process, alternating, --rounds times",
     )
     ap.add_argument("--rounds", type=int, default=3, help="with --baseline: alternating rounds (median reported)")
+    ap.add_argument("--only", metavar="TEXT", help="with --baseline: only the queries whose SQL contains TEXT")
     ap.add_argument("--worker", metavar="CODE_ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -445,7 +446,7 @@ CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
 SELECT *
 FROM spans_promoted
 WHERE rid IS NULL
-   OR trace_id IN (SELECT trace_id FROM spans_promoted WHERE a."otel_agent.run.id" = rid OR trace_id = rid)
+   OR trace_id IN (SELECT trace_id FROM spans_promoted WHERE b."otel_agent.run.id" = rid OR trace_id = rid)
 """
 
 

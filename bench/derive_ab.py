@@ -83,7 +83,7 @@ def serve(args: argparse.Namespace) -> None:
     con = duckdb.connect(args.db, read_only=True)
     con.execute(f"SET threads = {int(args.threads)}").fetchall()
     n, n_runs, run_id = derive.middle_run(con)
-    cases = derive.bench_cases(run_id)
+    cases = [c for c in derive.bench_cases(run_id) if not args.only or args.only in c[1]]
     print(json.dumps({"code": otel_agent.__file__, "spans": n, "runs": n_runs, "run_id": run_id}), flush=True)
     prof_path = args.db + ".profile.json"
     for line in sys.stdin:
@@ -92,9 +92,9 @@ def serve(args: argparse.Namespace) -> None:
         out = []
         for label, sql, params, _ in cases:
             ms, cpu, nrows = derive.timed(con, sql, params, args.repeat)
-            out.append(
-                {"label": label, "wall_ms": ms, "cpu_ms": cpu, "rows": nrows} | profiled(con, sql, params, prof_path)
-            )
+            row = {"label": label, "wall_ms": ms, "cpu_ms": cpu, "rows": nrows}
+            row["prepare_cpu_ms"] = prepare_cpu(con, sql, params, args.repeat)
+            out.append(row | profiled(con, sql, params, prof_path))
         print(json.dumps(out), flush=True)
     con.close()
 
@@ -103,6 +103,7 @@ def _worker(code_root: Path, db: str, args: argparse.Namespace) -> subprocess.Po
     cmd = [sys.executable, str(Path(__file__).with_name("derive.py")), "--worker", str(code_root), "--db", db]
     cmd += ["--spans", str(args.spans), "--seed", str(args.seed), "--threads", str(args.threads)]
     cmd += ["--repeat", str(args.repeat)] + (["--rebuild"] if args.rebuild else [])
+    cmd += ["--only", args.only] if args.only else []
     env = os.environ | {"PYTHONPATH": str(code_root)}
     return subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 

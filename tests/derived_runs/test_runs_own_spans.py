@@ -293,20 +293,20 @@ def test_run_timeline(demo_store: Path) -> None:
     assert events == [
         ("run.started", "deep_research"),
         ("step.started", "plan"),
-        ("step.finished", "plan"),
+        ("step.succeeded", "plan"),
         ("step.started", "search"),
-        ("fallback", "tavily/search -> exa/search"),
-        ("step.finished", "search"),
+        ("proxy_fallback", "tavily/search -> exa/search"),
+        ("step.succeeded", "search"),
         ("step.started", "verify"),
         ("verifier.failed", "citation_coverage"),
         ("guard.blocked", "output.citation_required"),
-        ("step.finished", "verify"),
+        ("step.succeeded", "verify"),
         ("step.started", "synthesize"),
         ("budget.exceeded", "model_calls"),
         ("artifact.version_created", f"{RUN}_art"),
         ("handoff.delegated", "fact_checker"),
-        ("step.finished", "synthesize"),
-        ("run.finished", "deep_research"),
+        ("step.succeeded", "synthesize"),
+        ("run.succeeded", "deep_research"),
     ]
     failing = query(demo_store, "SELECT event FROM run_timeline WHERE run_id = ? ORDER BY seq", [FAILING_RUN_ID])
     assert [r["event"] for r in failing] == ["run.started", "step.started", "step.failed", "run.failed"]

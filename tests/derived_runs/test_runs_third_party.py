@@ -132,10 +132,10 @@ def test_openinference_openai_agents(fake_openai: FakeOpenAI, tmp_path: Path, no
         ("run.started", "Agent workflow", None),
         ("step.started", "triage_agent", None),
         ("handoff", "weather_agent", "triage_agent"),
-        ("step.finished", "triage_agent", None),
+        ("step.succeeded", "triage_agent", None),
         ("step.started", "weather_agent", None),
-        ("step.finished", "weather_agent", None),
-        ("run.finished", "Agent workflow", None),
+        ("step.succeeded", "weather_agent", None),
+        ("run.succeeded", "Agent workflow", None),
     ]
     health = query(path, "SELECT provider, model, calls, errors FROM provider_health")
     assert [tuple(r.values()) for r in health] == [("openai", "gpt-4o", 3, 0)]

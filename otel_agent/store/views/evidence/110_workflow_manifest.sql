@@ -6,19 +6,7 @@
 -- proxy_fallback, guard.blocked, evidence.added, artifact.created).
 
 CREATE OR REPLACE MACRO business_timeline_for_run(rid) AS TABLE
-WITH cs AS MATERIALIZED (
-    SELECT * FROM classified_spans_for_run(rid)
-),
-events AS (
-    SELECT e.trace_id, e.span_id, e.name, e.time, e.attributes
-    FROM (
-        SELECT DISTINCT ON (trace_id, span_id, event_index) trace_id, span_id, name, time, attributes
-        FROM span_events
-        WHERE name IN ('otel_agent.fallback', 'otel_agent.budget_exceeded')
-    ) AS e
-    SEMI JOIN cs ON cs.trace_id = e.trace_id AND cs.span_id = e.span_id
-),
-run_records AS (  -- what a review may target, with its run
+WITH run_records AS (  -- what a review may target, with its run
     SELECT 'decision' AS kind, decision_id AS id, run_id FROM decisions WHERE rid IS NULL OR run_id = rid
     UNION ALL
     SELECT 'artifact_version', version_id, run_id FROM artifact_versions WHERE rid IS NULL OR run_id = rid
@@ -26,71 +14,10 @@ run_records AS (  -- what a review may target, with its run
     SELECT 'claim', claim_id, run_id FROM claims WHERE rid IS NULL OR run_id = rid
 ),
 rows AS (
-    SELECT run_id, start_time AS time, 0.0 AS ord, 'run.started' AS event,
-           coalesce(workflow_name, agent_name, span_name) AS subject, step_id, trace_id, span_id
-    FROM cs WHERE category = 'flow_run'
-    UNION ALL BY NAME
-    SELECT run_id, end_time AS time, 9.0 AS ord, CASE WHEN is_error THEN 'run.failed' ELSE 'run.succeeded' END AS event,
-           coalesce(workflow_name, agent_name, span_name) AS subject,
-           CASE WHEN is_error THEN 'failed' ELSE 'succeeded' END AS outcome, error_type AS reason,
-           step_id, trace_id, span_id
-    FROM cs WHERE category = 'flow_run'
-    UNION ALL BY NAME
-    SELECT run_id, start_time AS time, 1.0 AS ord, 'step.started' AS event, step_name AS subject, iteration,
-           step_id, trace_id, span_id
-    FROM cs WHERE category = 'step'
-    UNION ALL BY NAME
-    SELECT run_id, end_time AS time, 8.0 AS ord,
-           CASE WHEN is_error THEN 'step.failed' ELSE 'step.succeeded' END AS event, step_name AS subject,
-           CASE WHEN is_error THEN 'failed' ELSE 'succeeded' END AS outcome, error_type AS reason, iteration,
-           step_id, trace_id, span_id
-    FROM cs WHERE category = 'step'
-    UNION ALL BY NAME
-    -- gate results: which layer (the guard's stage), accepted or blocked, and why
-    SELECT run_id, end_time AS time, 5.0 AS ord, 'guard.' || coalesce(guard_outcome, 'result') AS event,
-           guard_name AS subject, guard_outcome AS outcome, guard_stage AS layer, guard_reason AS reason,
-           guard_target_id AS detail, step_id, trace_id, span_id
-    FROM cs WHERE category = 'guard_result'
-    UNION ALL BY NAME
-    SELECT run_id, end_time AS time, 5.0 AS ord, 'verifier.' || coalesce(verifier_outcome, 'result') AS event,
-           verifier_name AS subject, verifier_outcome AS outcome, 'verifier' AS layer, verifier_reason AS reason,
-           concat_ws(' ', 'score ' || CAST(verifier_score AS VARCHAR), verifier_target_id) AS detail,
-           step_id, trace_id, span_id
-    FROM cs WHERE category = 'verifier_result'
-    UNION ALL BY NAME
-    SELECT cs.run_id, e.time, 4.0 AS ord, 'proxy_fallback' AS event,
-           concat_ws('/', e.attributes->>'otel_agent.fallback.from_provider',
-                     e.attributes->>'otel_agent.fallback.from_model')
-           || ' -> ' ||
-           concat_ws('/', e.attributes->>'otel_agent.fallback.to_provider',
-                     e.attributes->>'otel_agent.fallback.to_model') AS subject,
-           e.attributes->>'otel_agent.fallback.status' AS outcome,  -- a proxy's fallback says how it ended
-           e.attributes->>'otel_agent.fallback.reason' AS reason, cs.step_id, cs.trace_id, cs.span_id
-    FROM events AS e JOIN cs ON cs.trace_id = e.trace_id AND cs.span_id = e.span_id
-    WHERE e.name = 'otel_agent.fallback'
-    UNION ALL BY NAME
-    SELECT cs.run_id, e.time, 4.0 AS ord, 'budget.exceeded' AS event,
-           e.attributes->>'otel_agent.budget.name' AS subject, 'exceeded' AS outcome, 'budget' AS layer,
-           'used ' || CAST(e.attributes->>'otel_agent.budget.used' AS VARCHAR) || ' > limit '
-               || CAST(e.attributes->>'otel_agent.budget.limit' AS VARCHAR) AS detail,
-           cs.step_id, cs.trace_id, cs.span_id
-    FROM events AS e JOIN cs ON cs.trace_id = e.trace_id AND cs.span_id = e.span_id
-    WHERE e.name = 'otel_agent.budget_exceeded'
-    UNION ALL BY NAME
-    SELECT run_id, start_time AS time,
-           5.0 + CASE receipt_transition
-                     WHEN 'delegated' THEN 0.1 WHEN 'accepted' THEN 0.2 WHEN 'progress' THEN 0.3
-                     WHEN 'waiting' THEN 0.3 WHEN 'completed' THEN 0.4 ELSE 0.5 END AS ord,
-           'handoff.' || coalesce(receipt_transition, 'work') AS event,
-           coalesce(handoff_to, receipt_expected_artifact, receipt_handoff_id) AS subject,
-           receipt_transition AS outcome, coalesce(receipt_reason, receipt_waiting_for) AS reason,
-           concat_ws(' ', 'operation ' || receipt_operation_id, 'handoff ' || receipt_handoff_id) AS detail,
-           receipt_operation_id AS record_id, step_id, trace_id, span_id
-    FROM cs WHERE record_kind = 'receipt_transition'
-    UNION ALL BY NAME
-    SELECT run_id, start_time AS time, 5.0 AS ord, 'handoff' AS event, handoff_to AS subject,
-           handoff_from AS actor, step_id, trace_id, span_id
-    FROM cs WHERE category = 'handoff' AND record_kind IS NULL
+    -- the run's spans: the timeline rule run_timeline shares (oa_span_timeline_for_run, runs/120_run_timeline.sql)
+    SELECT * EXCLUDE (brief, in_run_timeline, in_business_timeline)
+    FROM oa_span_timeline_for_run(rid)
+    WHERE coalesce(in_business_timeline, true)
     UNION ALL BY NAME
     -- decision: the agent's output, the policy gate, the effective decision
     SELECT run_id, decided_at AS time, 6.0 AS ord, 'decision.recorded' AS event, name AS subject,

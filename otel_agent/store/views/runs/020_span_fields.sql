@@ -1,6 +1,6 @@
 -- Layer 1: one row per span (defensively deduplicated on (trace_id, span_id): the latest end_time, then the
--- latest received_at, wins), with every attribute the run views read parsed from the JSON once
--- (json_transform to a STRUCT of VARCHAR; numbers are cast where used, so a value of the wrong type reads as
+-- latest received_at, wins), with every attribute the run views read parsed from the JSON
+-- (json_transform to STRUCTs of VARCHAR; numbers are cast where used, so a value of the wrong type reads as
 -- NULL rather than failing the query).
 --
 -- oa_scoped_spans(rid): the raw spans a view over run rid needs — every span of every trace that holds a span
@@ -24,60 +24,66 @@ CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
 SELECT
     trace_id, span_id, oa_text(parent_span_id) AS parent_span_id, name, kind, start_time, end_time, duration_ns,
     status_code, status_message, service_name, scope_name, received_at,
-    json_transform(
-        attributes,
-        '{"otel_agent.record.kind":"VARCHAR","otel_agent.run.id":"VARCHAR","otel_agent.step.id":"VARCHAR",'
-            || '"otel_agent.step.name":"VARCHAR","otel_agent.iteration":"VARCHAR","otel_agent.skill.name":"VARCHAR",'
-            || '"otel_agent.skill.version":"VARCHAR","otel_agent.skill.invocation_id":"VARCHAR",'
-            || '"otel_agent.cost.usd":"VARCHAR","otel_agent.retry.count":"VARCHAR",'
-            || '"otel_agent.fallback.count":"VARCHAR","otel_agent.fallback.original_provider":"VARCHAR",'
-            || '"otel_agent.fallback.original_model":"VARCHAR","otel_agent.tool.provider":"VARCHAR",'
-            || '"otel_agent.guard.name":"VARCHAR","otel_agent.guard.outcome":"VARCHAR",'
-            || '"otel_agent.guard.reason":"VARCHAR","otel_agent.guard.stage":"VARCHAR",'
-            || '"otel_agent.guard.target_id":"VARCHAR","otel_agent.verifier.name":"VARCHAR",'
-            || '"otel_agent.verifier.outcome":"VARCHAR","otel_agent.verifier.score":"VARCHAR",'
-            || '"otel_agent.verifier.reason":"VARCHAR","otel_agent.verifier.target_id":"VARCHAR",'
-            || '"otel_agent.run.budget.max_model_calls":"VARCHAR","otel_agent.run.budget.max_tool_calls":"VARCHAR",'
-            || '"otel_agent.run.budget.max_cost_usd":"VARCHAR","otel_agent.run.budget.exceeded":"VARCHAR",'
-            || '"otel_agent.run.budget.exceeded_limits":"VARCHAR","otel_agent.run.usage.model_calls":"VARCHAR",'
-            || '"otel_agent.run.usage.tool_calls":"VARCHAR","otel_agent.run.usage.cost_usd":"VARCHAR",'
-            || '"otel_agent.artifact.id":"VARCHAR","otel_agent.artifact_version.id":"VARCHAR",'
-            || '"otel_agent.artifact_version.number":"VARCHAR","otel_agent.receipt.transition":"VARCHAR",'
-            || '"otel_agent.receipt.operation_id":"VARCHAR","otel_agent.receipt.handoff_id":"VARCHAR",'
-            || '"otel_agent.receipt.target":"VARCHAR","otel_agent.receipt.expected_artifact":"VARCHAR",'
-            || '"otel_agent.receipt.reason":"VARCHAR","otel_agent.receipt.waiting_for":"VARCHAR",'
-            || '"otel_agent.receipt.artifact_ref":"VARCHAR","gen_ai.operation.name":"VARCHAR",'
-            || '"gen_ai.provider.name":"VARCHAR","gen_ai.system":"VARCHAR","gen_ai.request.model":"VARCHAR",'
+    -- two structs: `a`, what the category and the health views read (provider_health, skill_health, tool_usage
+    -- read nothing else, so the optimiser drops `b`: a JSON transform costs per key looked up), `b` the rest
+    json_transform(attributes,
+        '{"otel_agent.record.kind":"VARCHAR","openinference.span.kind":"VARCHAR",'
+            || '"traceloop.span.kind":"VARCHAR","llm.request.type":"VARCHAR","gen_ai.operation.name":"VARCHAR",'
+            || '"gen_ai.system":"VARCHAR","gen_ai.provider.name":"VARCHAR","llm.provider":"VARCHAR",'
+            || '"llm.system":"VARCHAR","gen_ai.request.model":"VARCHAR","llm.model_name":"VARCHAR",'
             || '"gen_ai.response.model":"VARCHAR","gen_ai.usage.input_tokens":"VARCHAR",'
-            || '"gen_ai.usage.output_tokens":"VARCHAR","gen_ai.usage.prompt_tokens":"VARCHAR",'
-            || '"gen_ai.usage.completion_tokens":"VARCHAR","gen_ai.usage.total_tokens":"VARCHAR",'
-            || '"gen_ai.usage.cache_read.input_tokens":"VARCHAR",'
+            || '"gen_ai.usage.prompt_tokens":"VARCHAR","llm.token_count.prompt":"VARCHAR",'
+            || '"gen_ai.usage.output_tokens":"VARCHAR","gen_ai.usage.completion_tokens":"VARCHAR",'
+            || '"llm.token_count.completion":"VARCHAR","otel_agent.retry.count":"VARCHAR",'
+            || '"error.type":"VARCHAR","otel_agent.skill.name":"VARCHAR","gen_ai.skill.name":"VARCHAR",'
+            || '"otel_agent.skill.version":"VARCHAR","gen_ai.skill.version":"VARCHAR",'
+            || '"gen_ai.tool.name":"VARCHAR","tool.name":"VARCHAR","traceloop.entity.name":"VARCHAR",'
+            || '"otel_agent.tool.provider":"VARCHAR","otel_agent.cost.usd":"VARCHAR","llm.cost.total":"VARCHAR",'
+            || '"gen_ai.usage.cost":"VARCHAR","gen_ai.cost.total_cost":"VARCHAR","llm.cost.prompt":"VARCHAR",'
+            || '"llm.cost.completion":"VARCHAR"}'
+    ) AS a,
+    json_transform(attributes,
+        '{"otel_agent.run.id":"VARCHAR","otel_agent.step.id":"VARCHAR","otel_agent.step.name":"VARCHAR",'
+            || '"otel_agent.iteration":"VARCHAR","otel_agent.skill.invocation_id":"VARCHAR",'
+            || '"otel_agent.fallback.count":"VARCHAR","otel_agent.fallback.original_provider":"VARCHAR",'
+            || '"otel_agent.fallback.original_model":"VARCHAR","otel_agent.guard.name":"VARCHAR",'
+            || '"otel_agent.guard.outcome":"VARCHAR","otel_agent.guard.reason":"VARCHAR",'
+            || '"otel_agent.guard.stage":"VARCHAR","otel_agent.guard.target_id":"VARCHAR",'
+            || '"otel_agent.verifier.name":"VARCHAR","otel_agent.verifier.outcome":"VARCHAR",'
+            || '"otel_agent.verifier.score":"VARCHAR","otel_agent.verifier.reason":"VARCHAR",'
+            || '"otel_agent.verifier.target_id":"VARCHAR","otel_agent.run.budget.max_model_calls":"VARCHAR",'
+            || '"otel_agent.run.budget.max_tool_calls":"VARCHAR","otel_agent.run.budget.max_cost_usd":"VARCHAR",'
+            || '"otel_agent.run.budget.exceeded":"VARCHAR","otel_agent.run.budget.exceeded_limits":"VARCHAR",'
+            || '"otel_agent.run.usage.model_calls":"VARCHAR","otel_agent.run.usage.tool_calls":"VARCHAR",'
+            || '"otel_agent.run.usage.cost_usd":"VARCHAR","otel_agent.artifact.id":"VARCHAR",'
+            || '"otel_agent.artifact_version.id":"VARCHAR","otel_agent.artifact_version.number":"VARCHAR",'
+            || '"otel_agent.receipt.transition":"VARCHAR","otel_agent.receipt.operation_id":"VARCHAR",'
+            || '"otel_agent.receipt.handoff_id":"VARCHAR","otel_agent.receipt.target":"VARCHAR",'
+            || '"otel_agent.receipt.expected_artifact":"VARCHAR","otel_agent.receipt.reason":"VARCHAR",'
+            || '"otel_agent.receipt.waiting_for":"VARCHAR","otel_agent.receipt.artifact_ref":"VARCHAR",'
+            || '"gen_ai.usage.total_tokens":"VARCHAR","gen_ai.usage.cache_read.input_tokens":"VARCHAR",'
             || '"gen_ai.usage.cache_creation.input_tokens":"VARCHAR",'
-            || '"gen_ai.usage.reasoning.output_tokens":"VARCHAR","gen_ai.usage.cache_read_input_tokens":"VARCHAR",'
+            || '"gen_ai.usage.reasoning.output_tokens":"VARCHAR",'
+            || '"gen_ai.usage.cache_read_input_tokens":"VARCHAR",'
             || '"gen_ai.usage.cache_creation_input_tokens":"VARCHAR","gen_ai.usage.reasoning_tokens":"VARCHAR",'
-            || '"gen_ai.usage.cost":"VARCHAR","gen_ai.cost.total_cost":"VARCHAR","gen_ai.agent.name":"VARCHAR","gen_ai.agent.id":"VARCHAR",'
-            || '"gen_ai.workflow.name":"VARCHAR","gen_ai.conversation.id":"VARCHAR","gen_ai.tool.name":"VARCHAR",'
-            || '"gen_ai.tool.call.id":"VARCHAR","gen_ai.tool.type":"VARCHAR","gen_ai.data_source.id":"VARCHAR",'
-            || '"gen_ai.handoff.from_agent":"VARCHAR","gen_ai.handoff.to_agent":"VARCHAR","error.type":"VARCHAR",'
-            || '"openinference.span.kind":"VARCHAR","llm.model_name":"VARCHAR","llm.provider":"VARCHAR",'
-            || '"llm.system":"VARCHAR","llm.token_count.prompt":"VARCHAR","llm.token_count.completion":"VARCHAR",'
-            || '"llm.token_count.total":"VARCHAR","llm.token_count.prompt_details.cache_read":"VARCHAR",'
+            || '"gen_ai.agent.name":"VARCHAR","gen_ai.agent.id":"VARCHAR","gen_ai.workflow.name":"VARCHAR",'
+            || '"gen_ai.conversation.id":"VARCHAR","gen_ai.tool.call.id":"VARCHAR","gen_ai.tool.type":"VARCHAR",'
+            || '"gen_ai.data_source.id":"VARCHAR","gen_ai.handoff.from_agent":"VARCHAR",'
+            || '"gen_ai.handoff.to_agent":"VARCHAR","llm.token_count.total":"VARCHAR",'
+            || '"llm.token_count.prompt_details.cache_read":"VARCHAR",'
             || '"llm.token_count.prompt_details.cache_write":"VARCHAR",'
-            || '"llm.token_count.completion_details.reasoning":"VARCHAR","llm.cost.total":"VARCHAR",'
-            || '"llm.cost.prompt":"VARCHAR","llm.cost.completion":"VARCHAR","tool.name":"VARCHAR",'
-            || '"agent.name":"VARCHAR","graph.node.id":"VARCHAR","session.id":"VARCHAR",'
-            || '"traceloop.span.kind":"VARCHAR","traceloop.workflow.name":"VARCHAR",'
-            || '"traceloop.entity.name":"VARCHAR","llm.request.type":"VARCHAR","llm.usage.total_tokens":"VARCHAR",'
-            || '"llm.usage.reasoning_tokens":"VARCHAR","gen_ai.guardrail.name":"VARCHAR",'
-            || '"gen_ai.guardrail.component.name":"VARCHAR","gen_ai.guardrail.verdict.type":"VARCHAR",'
-            || '"gen_ai.guardrail.verdict.reason":"VARCHAR","gen_ai.guardrail.target.type":"VARCHAR",'
-            || '"gen_ai.guardrail.target.id":"VARCHAR","gen_ai.guardrail.action.type":"VARCHAR",'
-            || '"gen_ai.skill.name":"VARCHAR","gen_ai.skill.version":"VARCHAR","gen_ai.memory.store.id":"VARCHAR",'
+            || '"llm.token_count.completion_details.reasoning":"VARCHAR","agent.name":"VARCHAR",'
+            || '"graph.node.id":"VARCHAR","session.id":"VARCHAR","traceloop.workflow.name":"VARCHAR",'
+            || '"llm.usage.total_tokens":"VARCHAR","llm.usage.reasoning_tokens":"VARCHAR",'
+            || '"gen_ai.guardrail.name":"VARCHAR","gen_ai.guardrail.component.name":"VARCHAR",'
+            || '"gen_ai.guardrail.verdict.type":"VARCHAR","gen_ai.guardrail.verdict.reason":"VARCHAR",'
+            || '"gen_ai.guardrail.target.type":"VARCHAR","gen_ai.guardrail.target.id":"VARCHAR",'
+            || '"gen_ai.guardrail.action.type":"VARCHAR","gen_ai.memory.store.id":"VARCHAR",'
             || '"gen_ai.memory.record.id":"VARCHAR","gen_ai.memory.record.count":"VARCHAR",'
-            || '"gen_ai.prompt.name":"VARCHAR","gen_ai.prompt.version":"VARCHAR","gen_ai.request.stream":"VARCHAR",'
-            || '"gen_ai.response.time_to_first_chunk":"VARCHAR","gen_ai.response.id":"VARCHAR",'
-            || '"a2a.task.id":"VARCHAR","a2a.task.state":"VARCHAR"}'
-    ) AS a
+            || '"gen_ai.prompt.name":"VARCHAR","gen_ai.prompt.version":"VARCHAR",'
+            || '"gen_ai.request.stream":"VARCHAR","gen_ai.response.time_to_first_chunk":"VARCHAR",'
+            || '"gen_ai.response.id":"VARCHAR","a2a.task.id":"VARCHAR","a2a.task.state":"VARCHAR"}'
+    ) AS b
 FROM oa_scoped_spans(rid);
 
 CREATE OR REPLACE MACRO oa_span_fields(rid) AS TABLE

@@ -24,15 +24,15 @@ WITH k AS (
         oa_text(lower(a."traceloop.span.kind")) AS tl_kind,
         oa_text(lower(a."gen_ai.operation.name")) AS op_name,
         oa_text(lower(a."llm.request.type")) AS llm_request_type,
-        oa_text(a."otel_agent.run.id") AS own_run_id,
-        oa_text(a."otel_agent.step.id") AS attr_step_id,
-        oa_text(a."otel_agent.step.name") AS attr_step_name,
-        oa_count(a."otel_agent.iteration") AS iteration,
-        oa_text(coalesce(a."gen_ai.workflow.name", a."traceloop.workflow.name")) AS workflow_name,
+        oa_text(b."otel_agent.run.id") AS own_run_id,
+        oa_text(b."otel_agent.step.id") AS attr_step_id,
+        oa_text(b."otel_agent.step.name") AS attr_step_name,
+        oa_count(b."otel_agent.iteration") AS iteration,
+        oa_text(coalesce(b."gen_ai.workflow.name", b."traceloop.workflow.name")) AS workflow_name,
         oa_text(coalesce(
-            oa_text(a."gen_ai.agent.name"), oa_text(a."agent.name"),
+            oa_text(b."gen_ai.agent.name"), oa_text(b."agent.name"),
             CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN oa_text(a."traceloop.entity.name") END,
-            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN oa_text(a."graph.node.id") END,
+            CASE WHEN upper(a."openinference.span.kind") = 'AGENT' THEN oa_text(b."graph.node.id") END,
             -- the conventions' span name 'invoke_agent {agent}' / 'create_agent {agent}'; smolagents' '{agent}.run'
             CASE WHEN starts_with(name, 'invoke_agent ') OR starts_with(name, 'create_agent ')
                  THEN oa_text(trim(substr(name, 14))) END,
@@ -50,19 +50,19 @@ WITH k AS (
             a."gen_ai.usage.output_tokens", a."gen_ai.usage.completion_tokens", a."llm.token_count.completion"
         )) AS output_tokens,
         oa_count(coalesce(
-            a."gen_ai.usage.total_tokens", a."llm.token_count.total", a."llm.usage.total_tokens"
+            b."gen_ai.usage.total_tokens", b."llm.token_count.total", b."llm.usage.total_tokens"
         )) AS reported_total_tokens,
         oa_count(coalesce(
-            a."gen_ai.usage.cache_read.input_tokens", a."gen_ai.usage.cache_read_input_tokens",
-            a."llm.token_count.prompt_details.cache_read"
+            b."gen_ai.usage.cache_read.input_tokens", b."gen_ai.usage.cache_read_input_tokens",
+            b."llm.token_count.prompt_details.cache_read"
         )) AS cache_read_tokens,
         oa_count(coalesce(
-            a."gen_ai.usage.cache_creation.input_tokens", a."gen_ai.usage.cache_creation_input_tokens",
-            a."llm.token_count.prompt_details.cache_write"
+            b."gen_ai.usage.cache_creation.input_tokens", b."gen_ai.usage.cache_creation_input_tokens",
+            b."llm.token_count.prompt_details.cache_write"
         )) AS cache_creation_tokens,
         oa_count(coalesce(
-            a."gen_ai.usage.reasoning.output_tokens", a."gen_ai.usage.reasoning_tokens",
-            a."llm.usage.reasoning_tokens", a."llm.token_count.completion_details.reasoning"
+            b."gen_ai.usage.reasoning.output_tokens", b."gen_ai.usage.reasoning_tokens",
+            b."llm.usage.reasoning_tokens", b."llm.token_count.completion_details.reasoning"
         )) AS reasoning_tokens,
         coalesce(
             TRY_CAST(a."otel_agent.cost.usd" AS DOUBLE),
@@ -72,69 +72,69 @@ WITH k AS (
             TRY_CAST(a."llm.cost.prompt" AS DOUBLE) + TRY_CAST(a."llm.cost.completion" AS DOUBLE)
         ) AS reported_cost_usd,
         oa_count(a."otel_agent.retry.count") AS retry_count,
-        oa_count(a."otel_agent.fallback.count") AS fallback_count,
-        oa_text(lower(a."otel_agent.fallback.original_provider")) AS fallback_from_provider,
-        oa_text(a."otel_agent.fallback.original_model") AS fallback_from_model,
+        oa_count(b."otel_agent.fallback.count") AS fallback_count,
+        oa_text(lower(b."otel_agent.fallback.original_provider")) AS fallback_from_provider,
+        oa_text(b."otel_agent.fallback.original_model") AS fallback_from_model,
         oa_text(coalesce(
             a."gen_ai.tool.name", a."tool.name",
             CASE WHEN lower(a."traceloop.span.kind") = 'tool' THEN a."traceloop.entity.name" END
         )) AS attr_tool_name,
-        oa_text(a."gen_ai.tool.call.id") AS tool_call_id,
-        oa_text(a."gen_ai.tool.type") AS tool_type,
+        oa_text(b."gen_ai.tool.call.id") AS tool_call_id,
+        oa_text(b."gen_ai.tool.type") AS tool_type,
         oa_text(a."otel_agent.tool.provider") AS tool_provider,
-        oa_text(a."gen_ai.data_source.id") AS data_source_id,
+        oa_text(b."gen_ai.data_source.id") AS data_source_id,
         oa_text(coalesce(a."otel_agent.skill.name", a."gen_ai.skill.name")) AS skill_name,
         oa_text(coalesce(a."otel_agent.skill.version", a."gen_ai.skill.version")) AS skill_version,
-        oa_text(a."otel_agent.skill.invocation_id") AS attr_skill_invocation_id,
-        oa_text(coalesce(a."otel_agent.guard.name", a."gen_ai.guardrail.name", a."gen_ai.guardrail.component.name"))
+        oa_text(b."otel_agent.skill.invocation_id") AS attr_skill_invocation_id,
+        oa_text(coalesce(b."otel_agent.guard.name", b."gen_ai.guardrail.name", b."gen_ai.guardrail.component.name"))
             AS attr_guard_name,
-        oa_text(coalesce(lower(a."otel_agent.guard.outcome"), oa_guardrail_outcome(a."gen_ai.guardrail.verdict.type")))
+        oa_text(coalesce(lower(b."otel_agent.guard.outcome"), oa_guardrail_outcome(b."gen_ai.guardrail.verdict.type")))
             AS guard_outcome,
-        oa_text(coalesce(a."otel_agent.guard.reason", a."gen_ai.guardrail.verdict.reason")) AS guard_reason,
-        oa_text(coalesce(a."otel_agent.guard.stage", a."gen_ai.guardrail.target.type")) AS guard_stage,
-        oa_text(coalesce(a."otel_agent.guard.target_id", a."gen_ai.guardrail.target.id")) AS guard_target_id,
-        oa_text(lower(a."gen_ai.guardrail.action.type")) AS guard_action,
-        oa_text(a."gen_ai.memory.store.id") AS memory_store_id,
-        oa_text(a."gen_ai.memory.record.id") AS memory_record_id,
-        oa_count(a."gen_ai.memory.record.count") AS memory_record_count,
-        oa_text(a."gen_ai.prompt.name") AS prompt_name,
-        oa_text(a."gen_ai.prompt.version") AS prompt_version,
-        TRY_CAST(a."gen_ai.request.stream" AS BOOLEAN) AS request_stream,
-        TRY_CAST(a."gen_ai.response.time_to_first_chunk" AS DOUBLE) * 1000 AS time_to_first_chunk_ms,
-        oa_text(a."gen_ai.response.id") AS response_id,
-        oa_text(a."a2a.task.id") AS a2a_task_id,
-        oa_text(replace(lower(a."a2a.task.state"), 'task_state_', '')) AS a2a_task_state,
-        oa_text(a."otel_agent.verifier.name") AS attr_verifier_name,
-        oa_text(lower(a."otel_agent.verifier.outcome")) AS verifier_outcome,
-        TRY_CAST(a."otel_agent.verifier.score" AS DOUBLE) AS verifier_score,
-        oa_text(a."otel_agent.verifier.reason") AS verifier_reason,
-        oa_text(a."otel_agent.verifier.target_id") AS verifier_target_id,
-        oa_count(a."otel_agent.run.budget.max_model_calls") AS budget_max_model_calls,
-        oa_count(a."otel_agent.run.budget.max_tool_calls") AS budget_max_tool_calls,
-        TRY_CAST(a."otel_agent.run.budget.max_cost_usd" AS DOUBLE) AS budget_max_cost_usd,
-        TRY_CAST(a."otel_agent.run.budget.exceeded" AS BOOLEAN) AS attr_budget_exceeded,
+        oa_text(coalesce(b."otel_agent.guard.reason", b."gen_ai.guardrail.verdict.reason")) AS guard_reason,
+        oa_text(coalesce(b."otel_agent.guard.stage", b."gen_ai.guardrail.target.type")) AS guard_stage,
+        oa_text(coalesce(b."otel_agent.guard.target_id", b."gen_ai.guardrail.target.id")) AS guard_target_id,
+        oa_text(lower(b."gen_ai.guardrail.action.type")) AS guard_action,
+        oa_text(b."gen_ai.memory.store.id") AS memory_store_id,
+        oa_text(b."gen_ai.memory.record.id") AS memory_record_id,
+        oa_count(b."gen_ai.memory.record.count") AS memory_record_count,
+        oa_text(b."gen_ai.prompt.name") AS prompt_name,
+        oa_text(b."gen_ai.prompt.version") AS prompt_version,
+        TRY_CAST(b."gen_ai.request.stream" AS BOOLEAN) AS request_stream,
+        TRY_CAST(b."gen_ai.response.time_to_first_chunk" AS DOUBLE) * 1000 AS time_to_first_chunk_ms,
+        oa_text(b."gen_ai.response.id") AS response_id,
+        oa_text(b."a2a.task.id") AS a2a_task_id,
+        oa_text(replace(lower(b."a2a.task.state"), 'task_state_', '')) AS a2a_task_state,
+        oa_text(b."otel_agent.verifier.name") AS attr_verifier_name,
+        oa_text(lower(b."otel_agent.verifier.outcome")) AS verifier_outcome,
+        TRY_CAST(b."otel_agent.verifier.score" AS DOUBLE) AS verifier_score,
+        oa_text(b."otel_agent.verifier.reason") AS verifier_reason,
+        oa_text(b."otel_agent.verifier.target_id") AS verifier_target_id,
+        oa_count(b."otel_agent.run.budget.max_model_calls") AS budget_max_model_calls,
+        oa_count(b."otel_agent.run.budget.max_tool_calls") AS budget_max_tool_calls,
+        TRY_CAST(b."otel_agent.run.budget.max_cost_usd" AS DOUBLE) AS budget_max_cost_usd,
+        TRY_CAST(b."otel_agent.run.budget.exceeded" AS BOOLEAN) AS attr_budget_exceeded,
         CASE
-            WHEN json_valid(a."otel_agent.run.budget.exceeded_limits")
-             AND json_type(a."otel_agent.run.budget.exceeded_limits") = 'ARRAY'
-            THEN from_json(a."otel_agent.run.budget.exceeded_limits", '["VARCHAR"]')
+            WHEN json_valid(b."otel_agent.run.budget.exceeded_limits")
+             AND json_type(b."otel_agent.run.budget.exceeded_limits") = 'ARRAY'
+            THEN from_json(b."otel_agent.run.budget.exceeded_limits", '["VARCHAR"]')
         END AS attr_budget_exceeded_limits,
-        oa_text(a."gen_ai.conversation.id") AS conversation_id,
-        oa_text(a."session.id") AS session_id,
-        oa_text(a."otel_agent.artifact.id") AS artifact_id,
-        oa_text(a."otel_agent.artifact_version.id") AS artifact_version_id,
-        oa_count(a."otel_agent.artifact_version.number") AS artifact_version_number,
-        oa_text(a."otel_agent.receipt.transition") AS receipt_transition,
-        oa_text(a."otel_agent.receipt.operation_id") AS receipt_operation_id,
-        oa_text(a."otel_agent.receipt.handoff_id") AS receipt_handoff_id,
-        oa_text(a."otel_agent.receipt.expected_artifact") AS receipt_expected_artifact,
-        oa_text(a."otel_agent.receipt.reason") AS receipt_reason,
-        oa_text(a."otel_agent.receipt.waiting_for") AS receipt_waiting_for,
-        oa_text(a."otel_agent.receipt.artifact_ref") AS receipt_artifact_ref,
+        oa_text(b."gen_ai.conversation.id") AS conversation_id,
+        oa_text(b."session.id") AS session_id,
+        oa_text(b."otel_agent.artifact.id") AS artifact_id,
+        oa_text(b."otel_agent.artifact_version.id") AS artifact_version_id,
+        oa_count(b."otel_agent.artifact_version.number") AS artifact_version_number,
+        oa_text(b."otel_agent.receipt.transition") AS receipt_transition,
+        oa_text(b."otel_agent.receipt.operation_id") AS receipt_operation_id,
+        oa_text(b."otel_agent.receipt.handoff_id") AS receipt_handoff_id,
+        oa_text(b."otel_agent.receipt.expected_artifact") AS receipt_expected_artifact,
+        oa_text(b."otel_agent.receipt.reason") AS receipt_reason,
+        oa_text(b."otel_agent.receipt.waiting_for") AS receipt_waiting_for,
+        oa_text(b."otel_agent.receipt.artifact_ref") AS receipt_artifact_ref,
         oa_text(coalesce(
-            a."otel_agent.receipt.target", a."gen_ai.handoff.to_agent",
+            b."otel_agent.receipt.target", b."gen_ai.handoff.to_agent",
             CASE WHEN starts_with(name, 'handoff to ') THEN substr(name, 12) END
         )) AS handoff_to,
-        oa_text(a."gen_ai.handoff.from_agent") AS handoff_from,
+        oa_text(b."gen_ai.handoff.from_agent") AS handoff_from,
         oa_text(a."error.type") AS attr_error_type,
         (a."gen_ai.system" IS NOT NULL AND (
             a."gen_ai.request.model" IS NOT NULL OR a."gen_ai.usage.input_tokens" IS NOT NULL
@@ -323,7 +323,10 @@ nested_usage AS (
         CAST(sum(reasoning_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS reasoning_tokens,
         sum(reported_cost_usd) FILTER (WHERE base_category = 'provider_call') AS reported_cost_usd,
         bool_or(status_code = 'ERROR' OR attr_error_type IS NOT NULL OR from_log) AS has_error_child
-    FROM (SELECT c.*, coalesce(lf.from_log, false) AS from_log
+    FROM (SELECT c.trace_id, c.parent_span_id, c.base_category, c.status_code, c.attr_error_type, c.response_model,
+                 c.input_tokens, c.output_tokens, c.reported_total_tokens, c.cache_read_tokens,
+                 c.cache_creation_tokens, c.reasoning_tokens, c.reported_cost_usd,
+                 coalesce(lf.from_log, false) AS from_log
           FROM c LEFT JOIN exceptions AS lf ON lf.from_log AND lf.trace_id = c.trace_id AND lf.span_id = c.span_id)
     WHERE parent_span_id IS NOT NULL
       AND (base_category = 'provider_call' OR status_code = 'ERROR' OR attr_error_type IS NOT NULL OR from_log)

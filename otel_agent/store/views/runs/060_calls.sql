@@ -23,6 +23,15 @@ SELECT trace_id, span_id,
 FROM d
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
 
+-- oa_counted_items(rid, cat): the priced spans of category cat that are counted (not nested in a span of their
+-- category), with their data dependencies (no list: an empty one).
+CREATE OR REPLACE MACRO oa_counted_items(rid, cat) AS TABLE
+SELECT * REPLACE (coalesce(input_artifacts, []::VARCHAR[]) AS input_artifacts,
+                  coalesce(output_artifacts, []::VARCHAR[]) AS output_artifacts)
+FROM oa_priced(rid)
+LEFT JOIN oa_call_dependencies(rid) USING (trace_id, span_id)
+WHERE category = cat AND NOT nested_call;
+
 -- Provider calls (model inference; for our spans also retrieval from a search provider). A call nested
 -- directly inside another provider call (two instrumentations recording the same request, e.g. an
 -- instrumented OpenAI client inside our provider_call or inside an OpenInference LLM span) is left out, so
@@ -48,13 +57,9 @@ SELECT
     genai_ext.response_id, conversation_id,
     data_source_id,
     agent_name, iteration,
-    coalesce(input_artifacts, []::VARCHAR[]) AS input_artifacts,
-    coalesce(output_artifacts, []::VARCHAR[]) AS output_artifacts,
-    token_estimate,
+    input_artifacts, output_artifacts, token_estimate,
     service_name
-FROM oa_priced(rid)
-LEFT JOIN oa_call_dependencies(rid) USING (trace_id, span_id)
-WHERE category = 'provider_call' AND NOT nested_call;
+FROM oa_counted_items(rid, 'provider_call');
 
 CREATE OR REPLACE VIEW provider_calls AS SELECT * FROM provider_calls_for_run(NULL);
 
@@ -66,12 +71,9 @@ SELECT
     coalesce(retry_count, 0) AS retries,
     cost_usd, cost_source,
     agent_name, iteration,
-    coalesce(input_artifacts, []::VARCHAR[]) AS input_artifacts,
-    coalesce(output_artifacts, []::VARCHAR[]) AS output_artifacts,
+    input_artifacts, output_artifacts,
     service_name
-FROM oa_priced(rid)
-LEFT JOIN oa_call_dependencies(rid) USING (trace_id, span_id)
-WHERE category = 'tool_invocation' AND NOT nested_call;
+FROM oa_counted_items(rid, 'tool_invocation');
 
 CREATE OR REPLACE VIEW tool_invocations AS SELECT * FROM tool_invocations_for_run(NULL);
 

@@ -55,7 +55,10 @@ WHERE a."otel_agent.record.kind" = 'proxy_request'
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
 
 -- proxy_requests: one row per proxy request (a span classified as a provider call that is a proxy request).
-CREATE OR REPLACE MACRO proxy_requests_for_run(rid) AS TABLE
+-- oa_proxy_requests_in(source, rid): those rows from the priced spans in relation `source` (named by a string;
+-- oa_priced(rid)'s rows), so a macro that also needs other figures of the same priced spans plans the
+-- classification once (run_metrics_for_run).
+CREATE OR REPLACE MACRO oa_proxy_requests_in(source, rid) AS TABLE
 WITH f AS MATERIALIZED (
     SELECT * FROM oa_proxy_fields(rid)
 ),
@@ -81,10 +84,16 @@ SELECT
     CASE WHEN coalesce(p.fallback_count, 0) > 0 THEN p.fallback_from_model END AS fallback_from_model,
     p.nested_call AS nested,
     p.service_name
-FROM oa_priced(rid) AS p
+FROM query_table(source) AS p
 JOIN f ON f.trace_id = p.trace_id AND f.span_id = p.span_id
 LEFT JOIN chunk_events AS c ON c.trace_id = p.trace_id AND c.span_id = p.span_id
 WHERE p.category = 'provider_call';
+
+CREATE OR REPLACE MACRO proxy_requests_for_run(rid) AS TABLE
+WITH priced AS (
+    SELECT * FROM oa_priced(rid)
+)
+SELECT * FROM oa_proxy_requests_in('priced', rid);
 
 CREATE OR REPLACE VIEW proxy_requests AS SELECT * FROM proxy_requests_for_run(NULL);
 
@@ -98,13 +107,14 @@ CREATE OR REPLACE MACRO oa_fallback_status(recorded, followed, request_failed) A
         CASE WHEN followed OR request_failed THEN 'failed' ELSE 'succeeded' END
     );
 
--- oa_proxy_fallback_events(rid): the fallback events of the spans that can be proxy requests (no classification).
-CREATE OR REPLACE MACRO oa_proxy_fallback_events(rid) AS TABLE
+-- oa_fallback_events_in(source): the otel_agent.fallback events of the spans in relation `source` (named by a
+-- string; trace_id, span_id: proxy_requests' rows), each event once, numbered per span (no classification).
+CREATE OR REPLACE MACRO oa_fallback_events_in(source) AS TABLE
 WITH e AS (
     SELECT DISTINCT ON (ev.trace_id, ev.span_id, ev.event_index)
         ev.trace_id, ev.span_id, ev.event_index, ev.time, ev.attributes
     FROM span_events AS ev
-    SEMI JOIN oa_proxy_fields(rid) AS f ON f.trace_id = ev.trace_id AND f.span_id = ev.span_id
+    SEMI JOIN query_table(source) AS f ON f.trace_id = ev.trace_id AND f.span_id = ev.span_id
     WHERE ev.name = 'otel_agent.fallback'
 )
 SELECT
@@ -121,13 +131,16 @@ SELECT
 FROM e;
 
 CREATE OR REPLACE MACRO proxy_fallbacks_for_run(rid) AS TABLE
+WITH r AS MATERIALIZED (
+    SELECT * FROM proxy_requests_for_run(rid)
+)
 SELECT
     r.run_id, e.trace_id, e.span_id, r.client, e.attempt,
     e.from_provider, e.from_model, e.to_provider, e.to_model, e.reason,
     oa_fallback_status(e.recorded_status, e.followed, r.is_error) AS status,
     e.recorded_status IS NULL AS status_derived,
     e.time
-FROM oa_proxy_fallback_events(rid) AS e
-JOIN proxy_requests_for_run(rid) AS r ON r.trace_id = e.trace_id AND r.span_id = e.span_id;
+FROM oa_fallback_events_in('r') AS e
+JOIN r ON r.trace_id = e.trace_id AND r.span_id = e.span_id;
 
 CREATE OR REPLACE VIEW proxy_fallbacks AS SELECT * FROM proxy_fallbacks_for_run(NULL);

@@ -5,21 +5,23 @@
 -- such span. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
 -- with several roots, or one of ours whose flow_run span has not arrived yet) is described by its earliest root
 -- span (a span whose parent is not stored) and is 'error' when any root is in error.
-CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
-WITH cs AS MATERIALIZED (
-    SELECT * FROM oa_priced(rid)
-),
-run_span AS (
-    SELECT *
-    FROM cs
+--
+-- oa_runs_in(source): those rows from the priced spans in relation `source` (a table, view or CTE named by a
+-- string; oa_priced's columns), so a macro that needs the runs and other figures of the same priced spans plans
+-- the classification once (run_metrics_for_run); runs_for_run(rid) is oa_runs_in over oa_priced(rid).
+CREATE OR REPLACE MACRO oa_runs_in(source) AS TABLE
+WITH run_span AS (
+    SELECT run_id, span_id, trace_id, span_name, convention, agent_name, service_name, start_time, end_time,
+           budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits
+    FROM query_table(source)
     WHERE category = 'flow_run'
     QUALIFY row_number() OVER (
         PARTITION BY run_id ORDER BY convention <> 'otel_agent', start_time, span_id
     ) = 1
 ),
 root_span AS (
-    SELECT *
-    FROM cs
+    SELECT run_id, trace_id, workflow_name, span_name, agent_name, service_name, convention
+    FROM query_table(source)
     WHERE NOT parent_found
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
 ),
@@ -79,7 +81,7 @@ agg AS (
             *,
             category = 'provider_call' AND NOT nested_call AS is_call,  -- counted once (see provider_calls)
             category IN ('provider_call', 'tool_invocation') AND NOT nested_call AS is_billed
-        FROM cs
+        FROM query_table(source)
     )
     GROUP BY run_id
 ),
@@ -129,5 +131,17 @@ SELECT
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded_limits, computed_limits) END AS budget_exceeded_limits,
     span_count
 FROM joined;
+
+CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
+WITH cs AS MATERIALIZED (  -- the columns oa_runs_in reads (a narrower copy plans and materialises faster)
+    SELECT run_id, trace_id, span_id, span_name, category, convention, run_id_source, parent_found, nested_call,
+           start_time, end_time, duration_ms, workflow_name, agent_name, conversation_id, session_id, service_name,
+           is_error, is_error_origin, error_type, guard_outcome, verifier_outcome, retry_count, fallback_count,
+           input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens, total_tokens,
+           cost_usd, genai_ext, budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded,
+           budget_exceeded_limits
+    FROM oa_priced(rid)
+)
+SELECT * FROM oa_runs_in('cs');
 
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);

@@ -1,11 +1,15 @@
 -- run_metrics: long form (run_id, metric, value, unit, labels), one row per run, metric and labels. Metric names
 -- follow the design (seed 000 "Derived metrics"): cost.*, usage.*, reliability.*, latency.* (labels NULL), and
 -- the proxy's proxy_* metrics, one row per client / provider / model the run's proxy requests went to (labels:
--- a JSON object naming them; proxy_fallback_count per from / to provider and status). The proxy rows read
--- proxy_requests_for_run (065_proxy.sql).
+-- a JSON object naming them; proxy_fallback_count per from / to provider and status). The run's figures
+-- (oa_runs_in, 080_runs.sql) and its proxy requests (oa_proxy_requests_in, 065_proxy.sql) are read from one
+-- priced copy of its spans: the classification is planned once.
 CREATE OR REPLACE MACRO run_metrics_for_run(rid) AS TABLE
-WITH r AS (
-    SELECT * FROM runs_for_run(rid)
+WITH cs AS MATERIALIZED (
+    SELECT * FROM oa_priced(rid)
+),
+r AS (
+    SELECT * FROM oa_runs_in('cs')
 ),
 long AS (
     SELECT
@@ -38,7 +42,7 @@ long AS (
 pr AS MATERIALIZED (
     SELECT trace_id, span_id, run_id, client, provider, model, duration_ms, input_tokens, output_tokens, cost_usd,
            stream_chunks, is_error
-    FROM proxy_requests_for_run(rid)
+    FROM oa_proxy_requests_in('cs', rid)
 ),
 proxy AS (
     SELECT
@@ -63,7 +67,7 @@ fallbacks AS (
         CAST(json_object('from_provider', e.from_provider, 'to_provider', e.to_provider,
                          'status', oa_fallback_status(e.recorded_status, e.followed, pr.is_error)) AS VARCHAR)
             AS labels
-    FROM oa_proxy_fallback_events(rid) AS e
+    FROM oa_fallback_events_in('pr') AS e
     JOIN pr ON pr.trace_id = e.trace_id AND pr.span_id = e.span_id
     GROUP BY ALL
 )

@@ -2,8 +2,11 @@
 -- provider, model and tool. One row per distinct combination; NULL parts mean "none" (e.g. a call made
 -- outside any skill).
 CREATE OR REPLACE MACRO cost_breakdown_for_run(rid) AS TABLE
-WITH cs AS MATERIALIZED (
-    SELECT * FROM oa_priced(rid)
+WITH cs AS MATERIALIZED (  -- the columns read below (a narrower copy plans and materialises faster)
+    SELECT run_id, step_id, step_name, skill_invocation_id, skill_name, skill_version, category, nested_call,
+           provider, tool_provider, request_model, response_model, tool_name, input_tokens, output_tokens,
+           cache_read_tokens, cost_usd, cost_source
+    FROM oa_priced(rid)
 ),
 names AS (
     SELECT run_id, step_id, any_value(step_name) AS step_name

@@ -29,7 +29,7 @@ stats AS (
 f AS (
     SELECT r.client, e.from_provider, e.from_model, e.to_provider, e.to_model,
            oa_fallback_status(e.recorded_status, e.followed, r.is_error) AS status
-    FROM oa_proxy_fallback_events(NULL) AS e
+    FROM oa_fallback_events_in('r') AS e
     JOIN r ON r.trace_id = e.trace_id AND r.span_id = e.span_id
 ),
 outs AS (
