@@ -10,35 +10,37 @@ WITH calls AS (
     SELECT run_id, step_id, trace_id, span_id, span_name, provider, request_model, start_time
     FROM provider_calls
 ),
-on_span AS (
-    SELECT s.trace_id, s.span_id,
-           arg_max(oa_json_text(s.attributes->'gen_ai.input.messages'), s.end_time) AS input_messages,
-           arg_max(oa_json_text(s.attributes->'gen_ai.output.messages'), s.end_time) AS output_messages,
-           arg_max(oa_json_text(s.attributes->'gen_ai.system_instructions'), s.end_time) AS system_instructions
-    FROM spans AS s
-    SEMI JOIN calls AS c ON c.trace_id = s.trace_id AND c.span_id = s.span_id
-    GROUP BY s.trace_id, s.span_id
+-- the span's copies (src 0, the latest first) and its log records (src 1, the earliest first): each field is the
+-- first non-NULL value in that order (arg_min skips NULL values)
+found AS (
+    SELECT trace_id, span_id, src,
+           oa_json_text(attributes->'gen_ai.input.messages') AS input_messages,
+           oa_json_text(attributes->'gen_ai.output.messages') AS output_messages,
+           oa_json_text(attributes->'gen_ai.system_instructions') AS system_instructions,
+           ord
+    FROM (
+        SELECT s.trace_id, s.span_id, 0 AS src, -epoch_ns(s.end_time) AS ord, s.attributes
+        FROM spans AS s
+        SEMI JOIN calls AS c ON c.trace_id = s.trace_id AND c.span_id = s.span_id
+        UNION ALL
+        SELECT l.trace_id, l.span_id, 1, epoch_ns(l.time), l.attributes
+        FROM logs AS l
+        WHERE l.event_name = 'gen_ai.client.inference.operation.details' AND l.span_id IS NOT NULL
+    )
 ),
-on_log AS (
-    SELECT l.trace_id, l.span_id,
-           arg_min(oa_json_text(l.attributes->'gen_ai.input.messages'), l.time) AS input_messages,
-           arg_min(oa_json_text(l.attributes->'gen_ai.output.messages'), l.time) AS output_messages,
-           arg_min(oa_json_text(l.attributes->'gen_ai.system_instructions'), l.time) AS system_instructions
-    FROM logs AS l
-    WHERE l.event_name = 'gen_ai.client.inference.operation.details' AND l.span_id IS NOT NULL
-    GROUP BY l.trace_id, l.span_id
+content AS (
+    SELECT trace_id, span_id,
+           arg_min(input_messages, (src, ord)) AS input_messages,
+           arg_min(output_messages, (src, ord)) AS output_messages,
+           arg_min(system_instructions, (src, ord)) AS system_instructions,
+           min(src) FILTER (WHERE input_messages IS NOT NULL OR output_messages IS NOT NULL
+                              OR system_instructions IS NOT NULL) AS src
+    FROM found
+    GROUP BY trace_id, span_id
 )
 SELECT
     c.run_id, c.step_id, c.trace_id, c.span_id, c.span_name, c.provider, c.request_model, c.start_time,
-    coalesce(s.input_messages, l.input_messages) AS input_messages,
-    coalesce(s.output_messages, l.output_messages) AS output_messages,
-    coalesce(s.system_instructions, l.system_instructions) AS system_instructions,
-    CASE
-        WHEN s.input_messages IS NOT NULL OR s.output_messages IS NOT NULL OR s.system_instructions IS NOT NULL
-            THEN 'span'
-        WHEN l.input_messages IS NOT NULL OR l.output_messages IS NOT NULL OR l.system_instructions IS NOT NULL
-            THEN 'log'
-    END AS content_source
+    t.input_messages, t.output_messages, t.system_instructions,
+    CASE t.src WHEN 0 THEN 'span' WHEN 1 THEN 'log' END AS content_source
 FROM calls AS c
-LEFT JOIN on_span AS s ON s.trace_id = c.trace_id AND s.span_id = c.span_id
-LEFT JOIN on_log AS l ON l.trace_id = c.trace_id AND l.span_id = c.span_id;
+LEFT JOIN content AS t ON t.trace_id = c.trace_id AND t.span_id = c.span_id;
