@@ -63,7 +63,7 @@ def test_run_scope_gives_the_views_rows(live: Live) -> None:
         for name in RUN_QUERIES:
             assert scoped[name] == plain[name], (run_id, name)
         assert plain["run_spans"], run_id  # the run has spans: the comparison is not of two empty lists
-        fallbacks += str(plain["run_timeline"]).count("'fallback'")
+        fallbacks += str(plain["run_timeline"]).count("'proxy_fallback'")
     assert fallbacks  # a timeline row read from span_events: the scoped cursor reads the run's copy of them
 
 
