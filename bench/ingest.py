@@ -50,7 +50,7 @@ def free_port() -> int:
 class ReceiverProcess:
     """``otel-agent serve`` (``baseline=False``) or ``bench/baseline_receiver.py`` in its own process."""
 
-    def __init__(self, db: str, extra: list[str], baseline: bool = False) -> None:
+    def __init__(self, db: str, extra: list[str], baseline: bool = False, env: dict[str, str] | None = None) -> None:
         self.grpc_port, self.http_port = free_port(), free_port()
         self.baseline = baseline
         if baseline:
@@ -63,7 +63,7 @@ class ReceiverProcess:
             cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db,
                    "--grpc-endpoint", f"127.0.0.1:{self.grpc_port}", "--http-endpoint", f"127.0.0.1:{self.http_port}",
                    "--log-level", "warning", *extra]  # fmt: skip
-            self.proc = subprocess.Popen(cmd)
+            self.proc = subprocess.Popen(cmd, env=env)
         self.peak_rss = 0
         self.peak_main_rss = 0
         self.peak_pss = 0
@@ -196,12 +196,15 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
 
 
 def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:
-    """One phase: ``grpc``, ``http`` or ``paced`` against ``otel-agent serve``, ``baseline`` (gRPC, full load)
-    against bench/baseline_receiver.py, each with a new store."""
+    """One phase: ``grpc``, ``http`` or ``paced`` against ``otel-agent serve``, ``grpc-python`` the same as
+    ``grpc`` with the Python fold only (``OTEL_AGENT_NATIVE_FOLD=off``), ``baseline`` (gRPC, full load) against
+    bench/baseline_receiver.py, each with a new store."""
     kind = "http" if phase == "http" else "grpc"
     baseline = phase == "baseline"
+    env = {**os.environ, "OTEL_AGENT_NATIVE_FOLD": "off"} if phase == "grpc-python" else None
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
-    receiver = ReceiverProcess(db, args.receiver_args.split() if args.receiver_args else [], baseline=baseline)
+    extra = args.receiver_args.split() if args.receiver_args else []
+    receiver = ReceiverProcess(db, extra, baseline=baseline, env=env)
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients
     n_requests = int(per_client_rate * args.duration / args.spans * 1.3) + args.inflight
@@ -355,7 +358,9 @@ def main() -> None:
     ap.add_argument("--inflight", type=int, default=2, help="requests in flight per client")
     ap.add_argument("--spans", type=int, default=512, help="spans per request")
     ap.add_argument(
-        "--phases", default="baseline,grpc,http,paced", help="comma list of baseline, grpc, http, paced (in order)"
+        "--phases",
+        default="baseline,grpc,http,paced",
+        help="comma list of baseline, grpc, grpc-python, http, paced (in order)",
     )
     ap.add_argument("--rounds", type=int, default=3, help="run the phases this many times; medians are reported")
     ap.add_argument("--paced-rate", type=float, default=20_000)
@@ -386,9 +391,10 @@ def main() -> None:
             print(f"[{n + 1}] " + describe(row[phase]), flush=True)
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(tmp, f"{phase}-{int(rate)}-{n}.duckdb"))
-        if "baseline" in row and "grpc" in row:
-            ratio = row["grpc"]["committed_spans_per_s"] / row["baseline"]["committed_spans_per_s"]
-            print(f"[{n + 1}] same-run ratio grpc / baseline: {ratio:.2f}x", flush=True)
+        for ours in ("grpc", "grpc-python"):
+            if "baseline" in row and ours in row:
+                ratio = row[ours]["committed_spans_per_s"] / row["baseline"]["committed_spans_per_s"]
+                print(f"[{n + 1}] same-run ratio {ours} / baseline: {ratio:.2f}x", flush=True)
         rounds.append(row)
     print(f"median of {args.rounds} round(s), load average now {os.getloadavg()[0]:.2f}:")
     summary: dict[str, dict[str, float]] = {}
@@ -410,6 +416,10 @@ def main() -> None:
             + ", ".join(f"{x:.2f}" for x in ratios)
             + f"); CPU per span baseline / ours: {median(cpu):.2f}x"
         )
+    if "baseline" in phases and "grpc-python" in phases:
+        ratios = [r["grpc-python"]["committed_spans_per_s"] / r["baseline"]["committed_spans_per_s"] for r in rounds]
+        summary.setdefault("ratios", {})["grpc_python_over_baseline"] = median(ratios)
+        print(f"  same-run ratio grpc-python (the Python fold) / baseline: {median(ratios):.2f}x")
     if "http" in phases and "grpc" in phases:
         ratios = [r["http"]["committed_spans_per_s"] / r["grpc"]["committed_spans_per_s"] for r in rounds]
         summary.setdefault("ratios", {})["http_over_grpc"] = median(ratios)

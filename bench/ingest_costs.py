@@ -1,7 +1,8 @@
 """CPU cost of each step of the ingest path per 1,000 spans, measured one step at a time in one process (thread
 CPU time, so the figures hold on a shared machine where wall-clock throughput does not).
 
-Steps: protobuf parse + fold (the decode worker), pickling the folded batch there and unpickling it in the
+Steps: protobuf parse + fold (the decode worker; through the Rust fold when it is built, and the Python fold,
+``OTEL_AGENT_NATIVE_FOLD=off``), pickling the folded batch there and unpickling it in the
 receiver (the decode-result path), the same through Arrow IPC instead, packing the re-delivery keys
 (ingest/recent.py), and the writer's group commit of N requests: concat + register, the duplicate query it
 replaces, the inserts, COMMIT.
@@ -12,6 +13,7 @@ replaces, the inserts, COMMIT.
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import sys
 import tempfile
@@ -23,6 +25,7 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_spans import make_request
 
+from otel_agent.fold import native
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor
 from otel_agent.ingest.recent import batch_keys
@@ -67,7 +70,15 @@ def main() -> None:
     batches = [decode_payload("traces", PROTOBUF, p, redactor, None, 0) for p in payloads]
     rows: list[tuple[str, float]] = []
     fold = lambda: decode_payload("traces", PROTOBUF, payloads[0], redactor, None, 0)  # noqa: E731
-    rows.append(("parse + fold (decode worker)", cpu(fold, 15) * per_k))
+    lineage = make_request(args.spans, now, 99, spacing_ns=20_000, lineage=True)
+    fold_lineage = lambda: decode_payload("traces", PROTOBUF, lineage, redactor, None, 0)  # noqa: E731
+    for label, setting in (("Rust", "on"), ("Python", "off")):
+        if setting == "on" and not native.available():
+            continue
+        os.environ[native.NATIVE_FOLD_ENV] = setting
+        rows.append((f"parse + fold, {label} (decode worker)", cpu(fold, 15) * per_k))
+        rows.append((f"  the same, --lineage mix, {label}", cpu(fold_lineage, 15) * per_k))
+    os.environ.pop(native.NATIVE_FOLD_ENV)
     blob = pickle.dumps(batches[0], protocol=pickle.HIGHEST_PROTOCOL)
     rows.append(("pickle.dumps of the batch (worker)", cpu(lambda: pickle.dumps(batches[0], protocol=5), 30) * per_k))
     rows.append(("pickle.loads of the batch (receiver, GIL)", cpu(lambda: pickle.loads(blob), 30) * per_k))

@@ -143,6 +143,13 @@ ENV_ONLY: tuple[EnvSetting, ...] = (
         "otel_agent.instrument._misuse",
     ),
     EnvSetting(
+        "OTEL_AGENT_NATIVE_FOLD",
+        "on",
+        "Receiver: fold traces with the Rust extension when it was built (off/0/false: the Python fold only; "
+        "docs/scale.md).",
+        "otel_agent.fold.native",
+    ),
+    EnvSetting(
         "OTEL_AGENT_RECEIVER",
         "(none)",
         "Reading commands: HTTP address of the receiver to query (same as --receiver).",
