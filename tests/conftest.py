@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +76,23 @@ def rows(receiver: Receiver, sql: str, params: list[Any] | None = None) -> list[
         return cur.execute(sql, params or []).fetchall()
     finally:
         cur.close()
+
+
+@contextmanager
+def serve_ui(*args: str) -> Iterator[str]:
+    """``otel-agent ui ARGS --port 0`` as a real process: yields its base URL (``http://127.0.0.1:PORT``, read
+    from the first line it prints); at exit SIGTERM, which must end it with exit code 0."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otel_agent.cli", "ui", *args, "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
+        assert found, line + (proc.stdout.read() if proc.poll() is not None else "")
+        yield found.group(1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0

@@ -4,11 +4,7 @@ as two shards and read as one; read-only (review actions hidden, with the reason
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +13,7 @@ from typing import Any
 import pytest
 import requests
 
+from tests.conftest import serve_ui
 from tests.console.conftest import save_shot
 
 
@@ -49,21 +46,8 @@ def third_party_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def ui_url(otlp_demo: Any, third_party_db: Path) -> Iterator[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "ui", "--db", otlp_demo.db, "--db", str(third_party_db),
-         "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
-        assert found, line + (proc.stdout.read() if proc.poll() is not None else "")
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
+    with serve_ui("--db", otlp_demo.db, "--db", str(third_party_db)) as url:
+        yield url
 
 
 def test_ui_over_shards_every_page(browser: Any, ui_url: str, third_party_db: Path, shots: Path) -> None:

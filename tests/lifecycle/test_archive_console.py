@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -25,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.retention import Lifecycle
 from otel_agent.store.database import open_store
+from tests.conftest import serve_ui
 from tests.derived_runs.runs_support import write_store
 from tests.lifecycle.support import ns
 
@@ -73,31 +71,17 @@ def archived_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     return str(db), archive_dir
 
 
-def _serve(*args: str) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "ui", *args, "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.search(r"(http://127\.0\.0\.1:\d+)/", line)
-        assert found, line + (proc.stdout.read() if proc.poll() is not None else "")
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-
-
 @pytest.fixture(scope="module")
 def with_archive(archived_run: tuple[str, str]) -> Iterator[str]:
     db, archive_dir = archived_run
-    yield from _serve("--db", db, "--archive", archive_dir)
+    with serve_ui("--db", db, "--archive", archive_dir) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def without_archive(archived_run: tuple[str, str]) -> Iterator[str]:
-    yield from _serve("--db", archived_run[0])
+    with serve_ui("--db", archived_run[0]) as url:
+        yield url
 
 
 def _get(url: str) -> str:

@@ -20,16 +20,24 @@ from tests.derived_runs.runs_support import query, write_store
 
 
 @contextmanager
-def recording() -> Iterator[list[ReadableSpan]]:
-    """Spans the helpers emit inside the block (bound to this context only); the list fills on exit."""
+def recording_with() -> Iterator[tuple[TracerProvider, list[ReadableSpan]]]:
+    """The SDK provider the helpers are bound to inside the block (for a record that also uses a third-party
+    tracer of it) and the spans it ended there; the list fills on exit."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     out: list[ReadableSpan] = []
     with oi.use_tracer_provider(provider):
-        yield out
+        yield provider, out
     provider.shutdown()
     out.extend(exporter.get_finished_spans())
+
+
+@contextmanager
+def recording() -> Iterator[list[ReadableSpan]]:
+    """Spans the helpers emit inside the block (bound to this context only); the list fills on exit."""
+    with recording_with() as (_, out):
+        yield out
 
 
 def store_of(path: Path, record: Callable[[], Any]) -> Path:
@@ -48,6 +56,24 @@ def store_fixture(record: Callable[[], Any]) -> Any:
         return store_of(tmp_path_factory.mktemp("seed") / "s.duckdb", record)
 
     return db
+
+
+def provider_store_fixture(
+    record: Callable[[TracerProvider], Any],
+    stored: Callable[[list[ReadableSpan]], list[ReadableSpan]] = list,
+    name: str = "store",
+) -> Any:
+    """``store_fixture``'s variant for a ``record(provider)`` that also starts spans of its own on the provider
+    (a third-party tracer); the store holds ``stored(spans)`` (e.g. one span twice, a re-delivery). The
+    fixture is called ``name``; module-scoped, its tests only read the store (or copy it first)."""
+
+    @pytest.fixture(scope="module", name=name)
+    def fixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        with recording_with() as (provider, spans):
+            record(provider)
+        return write_store(tmp_path_factory.mktemp("seed") / "s.duckdb", stored(spans))
+
+    return fixture
 
 
 def rows(path: Path, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:

@@ -8,15 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_agent.instrument as oi
 from otel_agent.fold.redact import is_credential_key
-from tests.derived_runs.runs_support import write_store
-from tests.seeds.support import rows, run_cli
+from tests.seeds.support import provider_store_fixture, rows, run_cli
 
 RUN = "run_gc_manifest"
 FAILED = "run_gc_failed"
@@ -73,15 +69,7 @@ class EngineLaunchError(RuntimeError):
     """The engine did not start (a tool / environment failure, not the model's)."""
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    with oi.use_tracer_provider(provider):
-        record(provider)
-    provider.shutdown()
-    return write_store(tmp_path_factory.mktemp("manifest") / "s.duckdb", exporter.get_finished_spans())
+store = provider_store_fixture(record)
 
 
 def manifest(db: Path, run_id: str) -> dict:

@@ -10,13 +10,10 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_agent.instrument as oi
 from otel_agent.instrument import attributes as A
-from tests.derived_runs.runs_support import write_store
-from tests.seeds.support import rows, run_cli
+from tests.seeds.support import provider_store_fixture, rows, run_cli
 
 RUN = "run_rec"
 
@@ -54,16 +51,7 @@ def record(provider: TracerProvider) -> None:
         A.RECEIPT_OPERATION_ID: "op_unplanned", A.RECOVERY_ATTEMPT: 1}).end()  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    with oi.use_tracer_provider(provider):
-        record(provider)
-    provider.shutdown()
-    spans = exporter.get_finished_spans()
-    return write_store(tmp_path_factory.mktemp("recover") / "s.duckdb", [*spans, spans[3]])  # one stored twice
+store = provider_store_fixture(record, stored=lambda spans: [*spans, spans[3]])  # one span stored twice
 
 
 COLUMNS = ("recovery_id", "operation_id", "status", "limit_exceeded", "exceeded_limits", "mode", "authority",
