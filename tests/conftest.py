@@ -25,6 +25,23 @@ from otel_agent.store.database import store_cursor
 os.environ["OTEL_AGENT_STRICT"] = "1"
 
 
+# Parallel runs (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject.toml): the tests of one module go to one
+# worker together, so a module-scoped fixture (a receiver, a store, a browser) is set up once. A test or module
+# marked ``@pytest.mark.xdist_group("NAME")`` joins group NAME instead (several modules sharing a session-scoped
+# fixture, e.g. every console module over the demo store; or tests that must not run beside each other's ports).
+SHARED_GROUPS = {"tests/console": "console"}
+"""Folders whose modules share session-scoped fixtures: one group (one worker) for the whole folder."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            module = item.nodeid.split("::", 1)[0]
+            folder = module.rsplit("/", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(folder, module)))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
