@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,21 +27,63 @@ from otel_agent.store.database import store_cursor
 os.environ["OTEL_AGENT_STRICT"] = "1"
 
 
-# Parallel runs (pytest-xdist, ``-n auto --dist loadgroup`` in pyproject.toml): the tests of one module go to one
-# worker together, so a module-scoped fixture (a receiver, a store, a browser) is set up once. A test or module
-# marked ``@pytest.mark.xdist_group("NAME")`` joins group NAME instead (several modules sharing a session-scoped
-# fixture, e.g. every console module over the demo store; or tests that must not run beside each other's ports).
-SHARED_GROUPS = {"tests/console": "console"}
-"""Folders whose modules share session-scoped fixtures: one group (one worker) for the whole folder."""
+# Parallel runs (pytest-xdist, ``-n auto --dist loadscope`` in pyproject.toml): the tests of one module go to one
+# worker together, so a module-scoped fixture (a receiver, a store, a browser) is set up once, and a folder of
+# SHARED_GROUPS goes to one worker whole. (Not xdist's ``xdist_group`` mark: with pytest 9 its ``--dist
+# loadgroup`` groups nothing, it renames ``item._nodeid``, which pytest no longer reads.)
+SHARED_GROUPS = {
+    # the session-scoped demo store, receiver and third-party store of every console module; and Playwright's
+    # module-scoped browser must not interleave with other modules' asyncio (tests/console/conftest.py)
+    "tests/console": "tests/console",
+}
+"""Folders whose modules share session-scoped fixtures: one work unit (one worker) for the whole folder."""
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = item.nodeid.split("::", 1)[0]
-            folder = module.rsplit("/", 1)[0]
-            item.add_marker(pytest.mark.xdist_group(SHARED_GROUPS.get(folder, module)))
+def xdist_group_of(nodeid: str) -> str:
+    """The work unit of a test: its folder if SHARED_GROUPS names it, else its module."""
+    module = nodeid.split("::", 1)[0]
+    return SHARED_GROUPS.get(module.rsplit("/", 1)[0], module)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` with ``xdist_group_of``'s units (largest first, as loadscope orders them)."""
+    if config.getvalue("dist") != "loadscope":
+        return None  # another --dist asked for on the command line: xdist's own
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group_of(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """A test marked ``serial`` runs alone: while it runs (set-up, call, tear-down) no test of another xdist worker
+    does. For tests that bound a latency or a rate against the wall clock, or that need every core.
+
+    A readers-writer lock over two files shared by the run's workers: every test holds ``run.lock`` shared, a
+    serial test exclusive; the turnstile stops new tests from starting while a serial test waits for its turn.
+    Without xdist (``-n 0``) there is no one to wait for.
+    """
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    serial = item.get_closest_marker("serial") is not None
+    base = Path(tempfile.gettempdir()) / f"otel-agent-tests-{run}"
+    with open(f"{base}.turnstile", "a") as turnstile, open(f"{base}.lock", "a") as lock:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        if not serial:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        fcntl.flock(lock, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            if serial:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 def free_port() -> int:

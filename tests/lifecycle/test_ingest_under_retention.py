@@ -6,6 +6,7 @@ import threading
 import time
 
 import grpc
+import pytest
 
 from tests.conftest import rows
 from tests.lifecycle.support import TRACE_EXPORT, healthz, hours_ago, send, spans_at
@@ -37,6 +38,7 @@ def _rate(address: str, seconds: float) -> float:
     return sum(acked) / seconds
 
 
+@pytest.mark.serial  # compares two rates measured seconds apart: alone on the machine
 def test_ingest_continues_at_rate_while_retention_deletes(make_receiver, tmp_path) -> None:
     db = str(tmp_path / "backlog.duckdb")
     first = make_receiver(db=db)

@@ -124,6 +124,7 @@ def test_huge_result_is_cut_at_the_byte_cap_with_bounded_memory(serve):
     print(f"peak RSS growth for 3 capped ~200 MB results: {grown:.0f} MiB (baseline {baseline:.0f} MiB)")
 
 
+@pytest.mark.serial  # bounds ingest latency by the wall clock: alone on the machine
 def test_ingest_stays_quick_while_many_slow_queries_run(serve):
     timeout_s = 3.0
     served = serve("--query-timeout-s", str(timeout_s), "--query-workers", "2")

@@ -13,10 +13,14 @@ import time
 
 import grpc
 import psutil
+import pytest
 import requests
 
 from tests.conftest import rows
 from tests.otlp_builders import post_traces, span_request
+
+# Kills and stops decode workers and bounds every answer by the wall clock: each test alone on the machine.
+pytestmark = pytest.mark.serial
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 RETRYABLE_GRPC = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED}
