@@ -30,7 +30,7 @@ os.environ["OTEL_AGENT_STRICT"] = "1"
 # Parallel runs (pytest-xdist, ``-n auto --dist loadscope`` in pyproject.toml): the tests of one module go to one
 # worker together, so a module-scoped fixture (a receiver, a store, a browser) is set up once, and a folder of
 # SHARED_GROUPS goes to one worker whole. (Not xdist's ``xdist_group`` mark: with pytest 9 its ``--dist
-# loadgroup`` groups nothing, it renames ``item._nodeid``, which pytest no longer reads.)
+# loadgroup`` groups nothing, it renames ``item._nodeid``, which pytest no longer reads: pytest-xdist issue 1386.)
 SHARED_GROUPS = {
     # the session-scoped demo store, receiver and third-party store of every console module; and Playwright's
     # module-scoped browser must not interleave with other modules' asyncio (tests/console/conftest.py)
