@@ -197,11 +197,14 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
 
 def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:
     """One phase: ``grpc``, ``http`` or ``paced`` against ``otel-agent serve``, ``grpc-python`` the same as
-    ``grpc`` with the Python fold only (``OTEL_AGENT_NATIVE_FOLD=off``), ``baseline`` (gRPC, full load) against
-    bench/baseline_receiver.py, each with a new store."""
-    kind = "http" if phase == "http" else "grpc"
+    ``grpc`` with the Python fold only (``OTEL_AGENT_NATIVE_FOLD=off``), ``grpc-ref`` (``paced-ref``,
+    ``http-ref``) the same with the code of the checkout ``--ref`` (e.g. main, to measure a change against it
+    in one run), ``baseline`` (gRPC, full load) against bench/baseline_receiver.py, each with a new store."""
+    kind = "http" if phase.startswith("http") else "grpc"
     baseline = phase == "baseline"
     env = {**os.environ, "OTEL_AGENT_NATIVE_FOLD": "off"} if phase == "grpc-python" else None
+    if phase.endswith("-ref"):  # the same receiver from another checkout (--ref): A/B of a change in one run
+        env = {**os.environ, "PYTHONPATH": str(Path(args.ref).resolve())}
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
     extra = args.receiver_args.split() if args.receiver_args else []
     receiver = ReceiverProcess(db, extra, baseline=baseline, env=env)
@@ -360,8 +363,9 @@ def main() -> None:
     ap.add_argument(
         "--phases",
         default="baseline,grpc,http,paced",
-        help="comma list of baseline, grpc, grpc-python, http, paced (in order)",
+        help="comma list of baseline, grpc, grpc-ref, grpc-python, http, paced, paced-ref (in order)",
     )
+    ap.add_argument("--ref", default="", help="checkout whose code the *-ref phases run (e.g. /work/main)")
     ap.add_argument("--rounds", type=int, default=3, help="run the phases this many times; medians are reported")
     ap.add_argument("--paced-rate", type=float, default=20_000)
     ap.add_argument("--max-rate", type=float, default=70_000, help="sizes the pre-encoded pool for max phases")
@@ -386,12 +390,12 @@ def main() -> None:
     for n in range(args.rounds):
         row: dict[str, dict] = {}
         for phase in phases:
-            rate = args.paced_rate if phase == "paced" else 0.0
+            rate = args.paced_rate if phase.startswith("paced") else 0.0
             row[phase] = run_phase(phase, args, rate, tmp, n)
             print(f"[{n + 1}] " + describe(row[phase]), flush=True)
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(tmp, f"{phase}-{int(rate)}-{n}.duckdb"))
-        for ours in ("grpc", "grpc-python"):
+        for ours in ("grpc", "grpc-ref", "grpc-python"):
             if "baseline" in row and ours in row:
                 ratio = row[ours]["committed_spans_per_s"] / row["baseline"]["committed_spans_per_s"]
                 print(f"[{n + 1}] same-run ratio {ours} / baseline: {ratio:.2f}x", flush=True)
@@ -420,6 +424,16 @@ def main() -> None:
         ratios = [r["grpc-python"]["committed_spans_per_s"] / r["baseline"]["committed_spans_per_s"] for r in rounds]
         summary.setdefault("ratios", {})["grpc_python_over_baseline"] = median(ratios)
         print(f"  same-run ratio grpc-python (the Python fold) / baseline: {median(ratios):.2f}x")
+    for ours in ("grpc", "paced", "http"):
+        if ours in phases and f"{ours}-ref" in phases:
+            ratios = [r[ours]["committed_spans_per_s"] / r[f"{ours}-ref"]["committed_spans_per_s"] for r in rounds]
+            p99 = [r[ours]["p99_ms"] / r[f"{ours}-ref"]["p99_ms"] for r in rounds]
+            summary.setdefault("ratios", {})[f"{ours}_over_ref"] = median(ratios)
+            print(
+                f"  same-run ratio {ours} / {ours}-ref ({args.ref}): throughput {median(ratios):.2f}x (rounds: "
+                + ", ".join(f"{x:.2f}" for x in ratios)
+                + f"), p99 {median(p99):.2f}x"
+            )
     if "http" in phases and "grpc" in phases:
         ratios = [r["http"]["committed_spans_per_s"] / r["grpc"]["committed_spans_per_s"] for r in rounds]
         summary.setdefault("ratios", {})["http_over_grpc"] = median(ratios)
