@@ -12,13 +12,15 @@
 -- GenAI retrieval spans (named `retrieval[ {data source}]`, `gen_ai.retrieval.documents` structured or a JSON
 -- string).
 
--- oa_record_spans(span_name, record_kind, shape): our record spans of one kind, the shape every record view starts
+-- oa_record_spans(span_name, wanted_kind, shape): our record spans of one kind, the shape every record view starts
 -- from (sources, evidence items, claims, citations, conflicts; artifacts and versions in 040_artifacts.sql).
 -- Selected by their registry span name, then confirmed by otel_agent.record.kind; `a` is the span's
 -- attributes parsed once by json_transform with `shape` (a JSON structure literal, which must name
 -- otel_agent.record.kind, otel_agent.run.id and otel_agent.step.id). The other columns are where the record
 -- came from, the tail of every record view: a view selects its own columns from `a`, then `* EXCLUDE (a)`.
-CREATE OR REPLACE MACRO oa_record_spans(span_name, record_kind, shape) AS TABLE
+-- No parameter may share a name with a column of `spans` (`kind`, `record_kind` are columns): over live ∪
+-- archive DuckDB then refuses the macro ("Conflicting column names"), hence `wanted_kind`.
+CREATE OR REPLACE MACRO oa_record_spans(span_name, wanted_kind, shape) AS TABLE
 SELECT a, a['otel_agent.run.id'] AS run_id, a['otel_agent.step.id'] AS step_id,
        trace_id, span_id, service_name, start_time AS recorded_at
 FROM (
@@ -26,7 +28,7 @@ FROM (
     FROM spans
     WHERE name = span_name
 )
-WHERE a['otel_agent.record.kind'] = record_kind;
+WHERE a['otel_agent.record.kind'] = wanted_kind;
 
 -- One row per document found on a retrieval span of another convention (parsed at ingest into
 -- parsed_retrieval_documents by retrieval_documents_in, 003_retrieval_documents.sql). A span delivered again
