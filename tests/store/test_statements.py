@@ -140,3 +140,25 @@ def test_every_query_folder_is_registered_and_never_ddl() -> None:
     for folder, stems in QUERIES.items():
         on_disk = {p.stem for p in (STORE / folder).glob("*.sql")} if (STORE / folder).is_dir() else set()
         assert on_disk == set(stems), folder
+
+
+def test_no_macro_parameter_is_named_like_a_raw_column() -> None:
+    """Over live ∪ archive the raw tables are views, and DuckDB refuses to create a macro whose body reads a view
+    with a column named like one of its parameters ("Conflicting column names"): the receiver with an archive
+    would not start. `oa_record_spans(…, kind, …)` did exactly that after a kill -9 during archive."""
+    from otel_agent.store.database import RAW_TABLES, open_store
+
+    con = open_store(":memory:")
+    try:
+        raw_columns = {
+            column: table for table in RAW_TABLES for (column, *_) in con.execute(f"DESCRIBE {table}").fetchall()
+        }
+        macros = con.execute(
+            "SELECT function_name, parameters FROM duckdb_functions() "
+            "WHERE function_type IN ('macro', 'table_macro') AND NOT internal"
+        ).fetchall()
+    finally:
+        con.close()
+    assert any(name == "oa_record_spans" for name, _ in macros)
+    clashes = {(name, p, raw_columns[p]) for name, params in macros for p in params if p in raw_columns}
+    assert clashes == set()
