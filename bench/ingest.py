@@ -354,6 +354,15 @@ def describe(r: dict) -> str:
     return text
 
 
+def throughput_ratios(rounds: list[dict], ours: str, other: str) -> list[float]:
+    """Per round, phase ``ours``' committed spans/s over phase ``other``'s (same clients and payload)."""
+    return [r[ours]["committed_spans_per_s"] / r[other]["committed_spans_per_s"] for r in rounds]
+
+
+def each_round(values: list[float]) -> str:
+    return ", ".join(f"{x:.2f}" for x in values)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--duration", type=float, default=20.0)
@@ -411,33 +420,30 @@ def main() -> None:
             f"  {phase:>8}: {m['committed_spans_per_s']:>9,.0f} spans/s  p50 {m['p50_ms']:.0f} ms  "
             f"p99 {m['p99_ms']:.0f} ms  {m['cpu_ms_per_1k_spans']:.1f} CPU ms per 1k spans"
         )
+    ratios = summary.setdefault("ratios", {})
     if "baseline" in phases and "grpc" in phases:
-        ratios = [r["grpc"]["committed_spans_per_s"] / r["baseline"]["committed_spans_per_s"] for r in rounds]
+        grpc = throughput_ratios(rounds, "grpc", "baseline")
         cpu = [r["baseline"]["cpu_ms_per_1k_spans"] / r["grpc"]["cpu_ms_per_1k_spans"] for r in rounds]
-        summary["ratios"] = {"grpc_over_baseline": median(ratios), "baseline_cpu_over_grpc_cpu": median(cpu)}
+        ratios.update(grpc_over_baseline=median(grpc), baseline_cpu_over_grpc_cpu=median(cpu))
         print(
-            f"  same-run throughput ratio grpc / baseline: {median(ratios):.2f}x (rounds: "
-            + ", ".join(f"{x:.2f}" for x in ratios)
-            + f"); CPU per span baseline / ours: {median(cpu):.2f}x"
+            f"  same-run throughput ratio grpc / baseline: {median(grpc):.2f}x (rounds: {each_round(grpc)}); "
+            f"CPU per span baseline / ours: {median(cpu):.2f}x"
         )
     if "baseline" in phases and "grpc-python" in phases:
-        ratios = [r["grpc-python"]["committed_spans_per_s"] / r["baseline"]["committed_spans_per_s"] for r in rounds]
-        summary.setdefault("ratios", {})["grpc_python_over_baseline"] = median(ratios)
-        print(f"  same-run ratio grpc-python (the Python fold) / baseline: {median(ratios):.2f}x")
+        python = ratios["grpc_python_over_baseline"] = median(throughput_ratios(rounds, "grpc-python", "baseline"))
+        print(f"  same-run ratio grpc-python (the Python fold) / baseline: {python:.2f}x")
     for ours in ("grpc", "paced", "http"):
         if ours in phases and f"{ours}-ref" in phases:
-            ratios = [r[ours]["committed_spans_per_s"] / r[f"{ours}-ref"]["committed_spans_per_s"] for r in rounds]
+            vs_ref = throughput_ratios(rounds, ours, f"{ours}-ref")
             p99 = [r[ours]["p99_ms"] / r[f"{ours}-ref"]["p99_ms"] for r in rounds]
-            summary.setdefault("ratios", {})[f"{ours}_over_ref"] = median(ratios)
+            ratios[f"{ours}_over_ref"] = median(vs_ref)
             print(
-                f"  same-run ratio {ours} / {ours}-ref ({args.ref}): throughput {median(ratios):.2f}x (rounds: "
-                + ", ".join(f"{x:.2f}" for x in ratios)
-                + f"), p99 {median(p99):.2f}x"
+                f"  same-run ratio {ours} / {ours}-ref ({args.ref}): throughput {median(vs_ref):.2f}x "
+                f"(rounds: {each_round(vs_ref)}), p99 {median(p99):.2f}x"
             )
     if "http" in phases and "grpc" in phases:
-        ratios = [r["http"]["committed_spans_per_s"] / r["grpc"]["committed_spans_per_s"] for r in rounds]
-        summary.setdefault("ratios", {})["http_over_grpc"] = median(ratios)
-        print(f"  same-run ratio http / grpc: {median(ratios):.2f}x")
+        http = ratios["http_over_grpc"] = median(throughput_ratios(rounds, "http", "grpc"))
+        print(f"  same-run ratio http / grpc: {http:.2f}x")
     if not args.no_ceiling:
         ceil = ceiling(args.spans, args.lineage)
         print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
