@@ -164,6 +164,25 @@ def test_a_file_with_another_releases_views_is_read_through_the_current_ones(two
     assert sql("SELECT current_database() AS db, count(*) AS n FROM runs", a) == [{"db": "a", "n": len(expected)}]
 
 
+def test_a_writer_reopening_a_file_of_this_release_keeps_its_views_and_reloads_the_prices(tmp_path: Path) -> None:
+    path = tmp_path / "current.duckdb"
+    con = open_store(path)
+    prices = con.execute("SELECT count(*) FROM price_table").fetchall()[0][0]
+    assert prices > 0
+    # Mark the stored view and empty the price table: a reopen that re-applied the derived SQL would undo the
+    # mark, and a reopen that skipped the price load would leave the table empty.
+    con.execute(f"CREATE OR REPLACE VIEW runs AS SELECT '{STALE}' AS run_id")
+    con.execute("DELETE FROM price_table")
+    con.close()
+    con = open_store(path)
+    try:
+        assert con.execute("SELECT run_id FROM runs").fetchall() == [(STALE,)]
+        assert con.execute("SELECT count(*) FROM price_table").fetchall()[0][0] == prices
+    finally:
+        con.close()
+    assert meta(path)[FINGERPRINT_KEY] == derived_fingerprint()
+
+
 def _fingerprint_of(package: Path) -> str:
     code = "from otel_agent.store.database import derived_fingerprint; print(derived_fingerprint())"
     env = {**os.environ, "PYTHONPATH": str(package)}
