@@ -107,6 +107,16 @@ def _exemplars(point: Any, redactor: Redactor) -> str | None:
     return json_text(out)
 
 
+def _histogram_stats(p: Any) -> dict[str, Any]:
+    """count, sum, min and max of a histogram or exponential histogram point (sum, min and max are optional)."""
+    return {
+        "count": p.count,
+        "sum": p.sum if p.HasField("sum") else None,
+        "min": p.min if p.HasField("min") else None,
+        "max": p.max if p.HasField("max") else None,
+    }
+
+
 def _point_values(mtype: str, p: Any, redactor: Redactor) -> dict[str, Any]:
     v: dict[str, Any] = {"exemplars": _exemplars(p, redactor) if mtype != "summary" else None}
     if mtype in ("gauge", "sum"):
@@ -115,19 +125,13 @@ def _point_values(mtype: str, p: Any, redactor: Redactor) -> dict[str, Any]:
         v["value_int"] = p.as_int if which == "as_int" else None
     elif mtype == "histogram":
         v.update(
-            count=p.count,
-            sum=p.sum if p.HasField("sum") else None,
-            min=p.min if p.HasField("min") else None,
-            max=p.max if p.HasField("max") else None,
+            _histogram_stats(p),
             bucket_counts=list(p.bucket_counts),
             explicit_bounds=list(p.explicit_bounds),
         )
     elif mtype == "exponential_histogram":
         v.update(
-            count=p.count,
-            sum=p.sum if p.HasField("sum") else None,
-            min=p.min if p.HasField("min") else None,
-            max=p.max if p.HasField("max") else None,
+            _histogram_stats(p),
             exp_scale=p.scale,
             exp_zero_count=p.zero_count,
             exp_zero_threshold=p.zero_threshold,
