@@ -24,16 +24,8 @@ from otel_agent.fold.batch import (
     table,
 )
 from otel_agent.fold.common import extend_resource_scope, fill_ingest_columns, json_text, raw_map_dict, resource_info
-from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, retrieval_documents_in
-from otel_agent.fold.lineage import (
-    DOCUMENT_KIND,
-    LINEAGE_KEYS_SCHEMA,
-    LINEAGE_KINDS,
-    document_lineage_keys,
-    is_retrieval_span_name,
-    is_retrieval_span_scope,
-    record_lineage_keys,
-)
+from otel_agent.fold.lineage import is_retrieval_span_name, is_retrieval_span_scope
+from otel_agent.fold.lookups import SpanLookups
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, RECORD_KIND_KEY, RUN_ID_KEY, as_text, promote, record_keys
 from otel_agent.fold.redact import Redactor
 
@@ -116,11 +108,7 @@ def fold_traces(
     c_da, c_de, c_dl = cols["dropped_attributes_count"], cols["dropped_events_count"], cols["dropped_links_count"]
     c_run, c_rkind, c_rid, c_rref = cols["run_id"], cols["record_kind"], cols["record_id"], cols["record_ref"]
     keys = record_keys()
-    # the rows of the lookup tables: lineage_keys of our evidence records (fold/lineage.py) and the documents of
-    # other conventions' retrieval spans with their lineage_keys (fold/documents.py)
-    lk: dict[str, list] = {name: [] for name in LINEAGE_KEYS_SCHEMA.names}
-    lk_key, lk_end, lk_next, lk_kind = lk["key"], lk["end_time"], lk["next_key"], lk["kind"]
-    docs: dict[str, list] = {name: [] for name in PARSED_DOCUMENTS_SCHEMA.names}
+    lookups = SpanLookups()  # lineage keys of our records, documents of other conventions' retrieval spans
     items = 0
     rejected = Rejections("span")
     for rs in request.resource_spans:
@@ -203,12 +191,7 @@ def fold_traces(
                     c_rkind.append(record_kind)
                     c_rid.append(record_id)
                     c_rref.append(record_ref)
-                    if record_kind in LINEAGE_KINDS:
-                        for key, next_key in record_lineage_keys(record_kind, record_id, record_ref, attributes):
-                            lk_key.append(key)
-                            lk_end.append(et)
-                            lk_next.append(next_key)
-                            lk_kind.append(record_kind)
+                    lookups.add_record(record_kind, record_id, record_ref, attributes, et)
                 else:
                     run_id = attributes.get(RUN_ID_KEY)
                     c_run.append(run_id if run_id is None or type(run_id) is str else as_text(run_id))
@@ -216,14 +199,7 @@ def fold_traces(
                     c_rid.append(None)
                     c_rref.append(None)
                 if retrieval_scope or is_retrieval_span_name(name):
-                    for row in retrieval_documents_in(tid, sid, et, attributes, res.service_name):
-                        for column, value in row.items():
-                            docs[column].append(value)
-                        for key, next_key in document_lineage_keys(tid, sid, row["doc_index"], row["document_id"]):
-                            lk_key.append(key)
-                            lk_end.append(et)
-                            lk_next.append(next_key)
-                            lk_kind.append(DOCUMENT_KIND)
+                    lookups.add_retrieval(tid, sid, et, attributes, res.service_name)
                 c_da.append(span.dropped_attributes_count)
                 c_de.append(span.dropped_events_count)
                 c_dl.append(span.dropped_links_count)
@@ -236,8 +212,7 @@ def fold_traces(
             "spans": table(cols, SPANS_SCHEMA),
             "span_events": table(ev, SPAN_EVENTS_SCHEMA),
             "span_links": table(ln, SPAN_LINKS_SCHEMA),
-            "lineage_keys": table(lk, LINEAGE_KEYS_SCHEMA),
-            "parsed_retrieval_documents": table(docs, PARSED_DOCUMENTS_SCHEMA),
+            **lookups.tables(),
         },
         items=items,
         rejected=rejected.count,
