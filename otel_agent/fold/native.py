@@ -9,7 +9,8 @@ Python raises. The caller then runs the Python fold, which gives its own answer,
 rejection, every refusal and every redacted request takes the Python path. What stays here is per resource,
 per scope or per rare span: resource and scope values (``common.resource_info``), and for the spans that are
 a record of ours or a retrieval span, the promoted record columns, lineage keys and retrieval documents — with
-the same functions ``traces.fold_traces`` calls, on the span's attributes read back from their JSON text.
+the same ``promote`` and ``lookups.SpanLookups`` as ``traces.fold_traces``, on the span's attributes read back
+from their JSON text.
 
 ``OTEL_AGENT_NATIVE_FOLD=off`` forces the Python fold (``enabled``); tests/receiver/test_native_fold.py feeds
 the same requests through both and compares the tables.
@@ -27,18 +28,10 @@ import pyarrow as pa
 from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
-from otel_agent.fold.batch import FoldedBatch, table
+from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.common import extend_resource_scope, fill_ingest_columns, resource_info
-from otel_agent.fold.documents import PARSED_DOCUMENTS_SCHEMA, retrieval_documents_in
-from otel_agent.fold.lineage import (
-    DOCUMENT_KIND,
-    LINEAGE_KEYS_SCHEMA,
-    LINEAGE_KINDS,
-    document_lineage_keys,
-    is_retrieval_span_name,
-    is_retrieval_span_scope,
-    record_lineage_keys,
-)
+from otel_agent.fold.lineage import is_retrieval_span_name, is_retrieval_span_scope
+from otel_agent.fold.lookups import SpanLookups
 from otel_agent.fold.promoted import RECORD_KIND_KEY, promote, record_keys
 from otel_agent.fold.redact import Action, Redactor
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
@@ -140,35 +133,20 @@ def _finish(
             first += n
     fill_ingest_columns(cols, rows, principal, received_at_us)
     kind_col, id_col, ref_col = [None] * rows, [None] * rows, [None] * rows
-    lk: dict[str, list] = {name: [] for name in LINEAGE_KEYS_SCHEMA.names}
-    docs: dict[str, list] = {name: [] for name in PARSED_DOCUMENTS_SCHEMA.names}
+    lookups = SpanLookups()
     if specials:
         record_id_keys = record_keys()
-        lk_key, lk_end, lk_next, lk_kind = lk["key"], lk["end_time"], lk["next_key"], lk["kind"]
         for row, resource_index, attributes_json in specials:
             attributes = orjson.loads(attributes_json)
             et = arrays["end_time"][row].value
             if RECORD_KIND_KEY in attributes:
                 _, record_kind, record_id, record_ref = promote(attributes, record_id_keys)
                 kind_col[row], id_col[row], ref_col[row] = record_kind, record_id, record_ref
-                if record_kind in LINEAGE_KINDS:
-                    for key, next_key in record_lineage_keys(record_kind, record_id, record_ref, attributes):
-                        lk_key.append(key)
-                        lk_end.append(et)
-                        lk_next.append(next_key)
-                        lk_kind.append(record_kind)
+                lookups.add_record(record_kind, record_id, record_ref, attributes, et)
             name = arrays["name"][row].as_py()
             if retrieval_groups[bisect.bisect_right(starts, row) - 1] or is_retrieval_span_name(name):
                 tid, sid = arrays["trace_id"][row].as_py(), arrays["span_id"][row].as_py()
-                service_name = infos[resource_index].service_name
-                for doc in retrieval_documents_in(tid, sid, et, attributes, service_name):
-                    for column, value in doc.items():
-                        docs[column].append(value)
-                    for key, next_key in document_lineage_keys(tid, sid, doc["doc_index"], doc["document_id"]):
-                        lk_key.append(key)
-                        lk_end.append(et)
-                        lk_next.append(next_key)
-                        lk_kind.append(DOCUMENT_KIND)
+                lookups.add_retrieval(tid, sid, et, attributes, infos[resource_index].service_name)
     cols["record_kind"], cols["record_id"], cols["record_ref"] = kind_col, id_col, ref_col
     for name, values in cols.items():
         arrays[name] = pa.array(values, type=SPANS_SCHEMA.field(name).type)
@@ -178,8 +156,7 @@ def _finish(
             "spans": pa.Table.from_arrays([arrays[f.name] for f in SPANS_SCHEMA], schema=SPANS_SCHEMA),
             "span_events": _table(SPAN_EVENTS_SCHEMA, events),
             "span_links": _table(SPAN_LINKS_SCHEMA, links),
-            "lineage_keys": table(lk, LINEAGE_KEYS_SCHEMA),
-            "parsed_retrieval_documents": table(docs, PARSED_DOCUMENTS_SCHEMA),
+            **lookups.tables(),
         },
         items=items,
         rejected=0,
