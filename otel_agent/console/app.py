@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -97,9 +98,7 @@ def page(console: Console, handler: Handler, role: str = "query") -> Callable[[R
         try:
             viewer, _ = console.security.viewer(request, role)
             if request.method == "POST":
-                await read_bounded(request)
-                form = await request.form()
-                console.security.check_csrf(request, str(form.get("csrf") or ""))
+                await checked_form(console, request)
             response = await handler(request, console, viewer)
         except UnauthenticatedError as exc:
             response = _error_page(console, request, None, 401, "Sign in", str(exc))
@@ -136,6 +135,15 @@ async def read_bounded(request: Request, limit: int = MAX_FORM_BYTES) -> None:
     request._body = b"".join(chunks)  # Starlette's form parser reads the cached body
 
 
+async def checked_form(console: Console, request: Request) -> FormData:
+    """A POSTed form, read within ``MAX_FORM_BYTES`` (else ``InvalidPayloadError``) and carrying this browser's
+    CSRF token (else ``PermissionDeniedError``)."""
+    await read_bounded(request)
+    form = await request.form()
+    console.security.check_csrf(request, str(form.get("csrf") or ""))
+    return form
+
+
 def _safe_next(target: str | None) -> str:
     """Only a local path (no scheme, no //host): an open redirect would be a phishing aid."""
     target = target or "/"
@@ -150,17 +158,20 @@ def auth_routes(console: Console) -> list[BaseRoute]:
         )
         return secure(response, new_cookie)
 
-    async def signin_post(request: Request) -> Response:
+    async def auth_form(request: Request) -> FormData | Response:
+        """The sign-in or sign-out form, or the error page for a form too large (413) or without its token (403)."""
         try:
-            await read_bounded(request)
+            return await checked_form(console, request)
         except InvalidPayloadError as exc:
             return secure(console.html(request, None, "error.html", 413, title="Too large", message=str(exc)))
-        form = await request.form()
-        csrf, new_cookie = console.security.csrf_for(request)
-        try:
-            console.security.check_csrf(request, str(form.get("csrf") or ""))
         except PermissionDeniedError as exc:
             return secure(console.html(request, None, "error.html", 403, title="Not allowed", message=str(exc)))
+
+    async def signin_post(request: Request) -> Response:
+        form = await auth_form(request)
+        if isinstance(form, Response):
+            return form
+        csrf, new_cookie = console.security.csrf_for(request)
         try:
             sid = console.security.sign_in(str(form.get("token") or ""))
         except (UnauthenticatedError, PermissionDeniedError) as exc:
@@ -175,15 +186,9 @@ def auth_routes(console: Console) -> list[BaseRoute]:
         return secure(response)
 
     async def signout_post(request: Request) -> Response:
-        try:
-            await read_bounded(request)
-        except InvalidPayloadError as exc:
-            return secure(console.html(request, None, "error.html", 413, title="Too large", message=str(exc)))
-        form = await request.form()
-        try:
-            console.security.check_csrf(request, str(form.get("csrf") or ""))
-        except PermissionDeniedError as exc:
-            return secure(console.html(request, None, "error.html", 403, title="Not allowed", message=str(exc)))
+        form = await auth_form(request)
+        if isinstance(form, Response):
+            return form
         console.security.sign_out(request.cookies.get("oa_session"))
         response = RedirectResponse("/signin", status_code=303)
         clear_session(response)

@@ -35,6 +35,14 @@ def paged(rows: list[dict[str, Any]], offset: int, limit: int) -> tuple[list[dic
     return rows[:limit], Page(offset, limit, min(len(rows), limit), len(rows) > limit)
 
 
+MAX_OFFSET = 10_000_000
+
+
+def page_args(request: Request, default_limit: int = 50, max_limit: int = 200) -> tuple[int, int]:
+    """``(limit, offset)`` of a paged list from ``?limit=&offset=``, clamped; ``paged`` cuts the rows to them."""
+    return int_arg(request, "limit", default_limit, 1, max_limit), int_arg(request, "offset", 0, 0, MAX_OFFSET)
+
+
 def int_arg(request: Request, name: str, default: int, lo: int, hi: int) -> int:
     raw = request.query_params.get(name)
     if raw in (None, ""):

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from otel_agent.console.pages import int_arg, paged, text_arg
+from otel_agent.console.pages import int_arg, page_args, paged, text_arg
 from otel_agent.console.render import q as quote_segment
 from otel_agent.console.reviews import review_action
 from otel_agent.console.security import Viewer
@@ -56,8 +56,7 @@ def diff_lines(old: str, new: str, old_label: str, new_label: str) -> list[tuple
 
 
 async def artifacts_page(request: Request, console: Any, viewer: Viewer) -> Response:
-    limit = int_arg(request, "limit", 50, 1, 200)
-    offset = int_arg(request, "offset", 0, 0, 10_000_000)
+    limit, offset = page_args(request)
     rows = await console.store.load(
         lambda q: q.rows("artifacts_list", text=text_arg(request, "q"), limit=limit + 1, offset=offset)
     )

@@ -11,13 +11,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from otel_agent.console.pages import int_arg, paged, text_arg
+from otel_agent.console.pages import page_args, paged, text_arg
 from otel_agent.console.security import Viewer
 
 
 async def context_page(request: Request, console: Any, viewer: Viewer) -> Response:
-    limit = int_arg(request, "limit", 20, 1, 100)
-    offset = int_arg(request, "offset", 0, 0, 10_000_000)
+    limit, offset = page_args(request, 20, 100)
 
     def load(q: Any) -> dict[str, Any]:
         snaps = q.rows("context_snapshots", run_id=text_arg(request, "run"), limit=limit + 1, offset=offset)

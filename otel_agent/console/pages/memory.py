@@ -12,7 +12,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from otel_agent.console.pages import choice_arg, int_arg, paged
+from otel_agent.console.pages import choice_arg, page_args, paged
 from otel_agent.console.render import q as quote_segment
 from otel_agent.console.reviews import review_action
 from otel_agent.console.security import Viewer
@@ -22,8 +22,7 @@ STATUSES = ("pending", "approved", "rejected")
 
 
 async def memory_page(request: Request, console: Any, viewer: Viewer) -> Response:
-    limit = int_arg(request, "limit", 50, 1, 200)
-    offset = int_arg(request, "offset", 0, 0, 10_000_000)
+    limit, offset = page_args(request)
     status = choice_arg(request, "status", STATUSES)
 
     def load(q: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from otel_agent.console import charts
-from otel_agent.console.pages import choice_arg, int_arg, paged, text_arg, time_arg
+from otel_agent.console.pages import choice_arg, page_args, paged, text_arg, time_arg
 from otel_agent.console.render import fmt_num, fmt_ts, fmt_usd
 from otel_agent.console.security import Viewer
 
@@ -21,8 +21,7 @@ STATUSES = ("ok", "error", "incomplete")
 
 
 async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
-    limit = int_arg(request, "limit", 50, 1, 200)
-    offset = int_arg(request, "offset", 0, 0, 10_000_000)
+    limit, offset = page_args(request)
     sort = choice_arg(request, "sort", SORTS, "start")
     desc = request.query_params.get("dir", "desc") != "asc"
     filters = {
