@@ -1,6 +1,6 @@
-"""The rows a traces fold adds to the two lookup tables beside the spans: ``lineage_keys`` of our evidence records
-(fold/lineage.py) and ``parsed_retrieval_documents`` of other conventions' retrieval spans with their lineage keys
-(fold/documents.py).
+"""The rows a traces fold adds to the two lookup tables beside the spans (``signals.TRACES.lookups``):
+``lineage_keys`` of our evidence records (fold/lineage.py) and ``parsed_retrieval_documents`` of other conventions'
+retrieval spans with their lineage keys (fold/documents.py).
 
 One place for both traces folds, the Python one (``traces.fold_traces``) and the native one's finish
 (``native._finish``), so that the two cannot fill them differently. Only record spans and retrieval spans reach
