@@ -9,6 +9,8 @@ import requests
 
 # Python value → AnyValue by the SDK's own OTLP encoder (None → an empty AnyValue), not a hand-written copy.
 from opentelemetry.exporter.otlp.proto.common._internal import _encode_value as any_value
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 
@@ -19,13 +21,30 @@ def kvs(attrs: dict[str, Any]) -> list[KeyValue]:
     return [KeyValue(key=k, value=any_value(v)) for k, v in attrs.items()]
 
 
+_CONTAINERS = {
+    ExportTraceServiceRequest: ("resource_spans", "scope_spans"),
+    ExportLogsServiceRequest: ("resource_logs", "scope_logs"),
+    ExportMetricsServiceRequest: ("resource_metrics", "scope_metrics"),
+}
+
+
+def resource_scope(request: Any, service: str | None = None, scope: str = "") -> tuple[Any, Any]:
+    """Add one resource container and one scope container under it to an export request of any signal (e.g.
+    ``ResourceLogs`` and its ``ScopeLogs``); ``service`` is set as the resource's ``service.name``, ``scope`` as
+    the scope's name. Returns both containers, for the caller to fill."""
+    resource_field, scope_field = _CONTAINERS[type(request)]
+    resource_container = getattr(request, resource_field).add()
+    if service is not None:
+        resource_container.resource.attributes.extend(kvs({"service.name": service}))
+    scope_container = getattr(resource_container, scope_field).add()
+    scope_container.scope.name = scope
+    return resource_container, scope_container
+
+
 def span_request(spans: list[dict[str, Any]], service: str = "svc") -> ExportTraceServiceRequest:
     """spans: dicts with trace_id/span_id (bytes), optional parent_span_id, name, start, attributes…"""
     req = ExportTraceServiceRequest()
-    rs = req.resource_spans.add()
-    rs.resource.attributes.extend(kvs({"service.name": service}))
-    ss = rs.scope_spans.add()
-    ss.scope.name = "tests"
+    _, ss = resource_scope(req, service, "tests")
     for i, sp in enumerate(spans):
         s = ss.spans.add()
         s.trace_id = sp.get("trace_id", os.urandom(16))

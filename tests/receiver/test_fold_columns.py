@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import requests
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -19,7 +20,7 @@ from otel_agent.fold.logs import LOGS_SCHEMA
 from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
 from tests.conftest import rows
-from tests.otlp_builders import kvs
+from tests.otlp_builders import kvs, resource_scope
 
 TID, SID, PID = bytes(range(1, 17)), bytes(range(21, 29)), bytes(range(31, 39))
 LINKED_TID, LINKED_SID = bytes(range(41, 57)), bytes(range(61, 69))
@@ -51,7 +52,10 @@ JSON_COLUMNS = {
 }
 
 
-def fill_resource_scope(resource_container, scope_container) -> None:
+def fill_resource_scope(request) -> Any:
+    """Add one resource and one scope to ``request``, each field with a value of its own; returns the scope
+    container (e.g. ``ScopeLogs``) for the caller's records."""
+    resource_container, scope_container = resource_scope(request)
     resource_container.schema_url = "resource-schema"
     resource = resource_container.resource
     resource.attributes.extend(kvs({"service.name": "svc-name", "r": "resource"}))
@@ -61,6 +65,7 @@ def fill_resource_scope(resource_container, scope_container) -> None:
     scope = scope_container.scope
     scope.name, scope.version, scope.dropped_attributes_count = "scope-name", "scope-version", 15
     scope.attributes.extend(kvs({"s": "scope"}))
+    return scope_container
 
 
 def stored(receiver, table: str, schema, where: str = "true") -> dict:
@@ -86,9 +91,7 @@ def post(receiver, path: str, message) -> None:
 
 def test_span_event_and_link_columns_by_name(receiver):
     request = ExportTraceServiceRequest()
-    rs = request.resource_spans.add()
-    ss = rs.scope_spans.add()
-    fill_resource_scope(rs, ss)
+    ss = fill_resource_scope(request)
     span = ss.spans.add(
         trace_id=TID,
         span_id=SID,
@@ -166,9 +169,7 @@ def test_span_event_and_link_columns_by_name(receiver):
 
 def test_log_columns_by_name(receiver):
     request = ExportLogsServiceRequest()
-    rl = request.resource_logs.add()
-    sl = rl.scope_logs.add()
-    fill_resource_scope(rl, sl)
+    sl = fill_resource_scope(request)
     record = sl.log_records.add(
         time_unix_nano=T + 1,
         observed_time_unix_nano=T + 2,
@@ -203,9 +204,7 @@ def test_log_columns_by_name(receiver):
 
 def test_metric_point_columns_by_name(receiver):
     request = ExportMetricsServiceRequest()
-    rm = request.resource_metrics.add()
-    sm = rm.scope_metrics.add()
-    fill_resource_scope(rm, sm)
+    sm = fill_resource_scope(request)
     hist = sm.metrics.add(name="metric-name", description="metric-description", unit="metric-unit")
     hist.metadata.extend(kvs({"m": "meta"}))
     hist.histogram.aggregation_temporality = 1

@@ -54,7 +54,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from otel_agent.api.v1 import query_pb2, review_pb2
 from otel_agent.fold.anyvalue import MAX_DEPTH
 from tests.conftest import rows
-from tests.otlp_builders import T0, any_value, kvs
+from tests.otlp_builders import T0, any_value, kvs, resource_scope
 from tests.receiver.test_malformed import field, nested_value
 
 SEED = int(os.environ.get("OTEL_AGENT_FUZZ_SEED", "20261201"))
@@ -138,10 +138,7 @@ def trace_seed(rnd: random.Random) -> ExportTraceServiceRequest:
 
 def log_seed(rnd: random.Random) -> ExportLogsServiceRequest:
     req = ExportLogsServiceRequest()
-    rl = req.resource_logs.add()
-    rl.resource.attributes.extend(kvs({"service.name": "fuzz-agent"}))
-    sl = rl.scope_logs.add()
-    sl.scope.name = "fuzz"
+    _, sl = resource_scope(req, "fuzz-agent", "fuzz")
     bodies = ["plain text", {"score": 0.9, "nested": {"list": [1, "two", None]}}, b"\x01\x02", 7, [1.5, False]]
     for i, body in enumerate(bodies):
         rec = sl.log_records.add(
@@ -162,10 +159,7 @@ def log_seed(rnd: random.Random) -> ExportLogsServiceRequest:
 
 def metric_seed(rnd: random.Random) -> ExportMetricsServiceRequest:
     req = ExportMetricsServiceRequest()
-    rm = req.resource_metrics.add()
-    rm.resource.attributes.extend(kvs({"service.name": "fuzz-agent"}))
-    sm = rm.scope_metrics.add()
-    sm.scope.name = "fuzz"
+    _, sm = resource_scope(req, "fuzz-agent", "fuzz")
     exemplar = {"time_unix_nano": T0, "as_double": 0.2, "trace_id": rnd.randbytes(16), "span_id": rnd.randbytes(8)}
     gauge = sm.metrics.add(name="g", unit="1", description="gauge")
     gauge.gauge.data_points.add(time_unix_nano=T0, as_double=1.5).attributes.extend(kvs({"k": "v"}))
