@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import signal
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from otel_agent.config import ReceiverConfig
+from otel_agent.errors import ConfigError
 from otel_agent.server.receiver import Receiver
 from otel_agent.store.database import store_cursor
 
@@ -128,6 +130,22 @@ def make_receiver(tmp_path: Path) -> Iterator[Callable[..., Receiver]]:
 @pytest.fixture
 def receiver(make_receiver: Callable[..., Receiver]) -> Receiver:
     return make_receiver()
+
+
+def write_tokens_file(path: Path, *tokens: dict[str, Any]) -> str:
+    """Write a receiver tokens file (``{"tokens": [...]}``, README "Settings") holding ``tokens`` at ``path``;
+    returns the path as the ``tokens_file`` setting takes it."""
+    path.write_text(json.dumps({"tokens": list(tokens)}))
+    return str(path)
+
+
+def config_error(make_receiver: Callable[..., Receiver], path: Path, setting: str, content: str) -> str:
+    """The message of the ``ConfigError`` a receiver refuses to start with: ``setting`` names the file ``path``,
+    written with ``content`` (a malformed tokens file, redaction rules…). Fails if the receiver starts."""
+    path.write_text(content)
+    with pytest.raises(ConfigError) as refused:
+        make_receiver(**{setting: str(path)})
+    return str(refused.value)
 
 
 def rows(receiver: Receiver, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:

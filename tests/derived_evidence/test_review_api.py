@@ -16,7 +16,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from otel_agent.api.v1 import review_pb2, review_pb2_grpc
 from otel_agent.cli.main import cli
 from otel_agent.export import Reader, build_bundle, build_report
-from tests.conftest import rows
+from tests.conftest import rows, write_tokens_file
 from tests.derived_evidence.support import request, transition
 
 REVIEWER = "reviewer-s3cret"
@@ -27,20 +27,13 @@ INTRUDER = "intruder-s3cret"
 
 @pytest.fixture
 def tokens_file(tmp_path):
-    path = tmp_path / "tokens.json"
-    path.write_text(
-        json.dumps(
-            {
-                "tokens": [
-                    {"token": REVIEWER, "principal": "alice", "roles": ["review", "query", "ingest"]},
-                    {"token": ANALYST, "principal": "analyst", "roles": ["query"]},
-                    {"token": AGENT, "principal": "researcher", "roles": ["ingest"]},
-                    {"token": INTRUDER, "principal": "intruder", "roles": ["ingest"]},
-                ]
-            }
-        )
+    return write_tokens_file(
+        tmp_path / "tokens.json",
+        {"token": REVIEWER, "principal": "alice", "roles": ["review", "query", "ingest"]},
+        {"token": ANALYST, "principal": "analyst", "roles": ["query"]},
+        {"token": AGENT, "principal": "researcher", "roles": ["ingest"]},
+        {"token": INTRUDER, "principal": "intruder", "roles": ["ingest"]},
     )
-    return str(path)
 
 
 def post(receiver, path, body, token=None, content_type="application/json"):

@@ -32,7 +32,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from otel_agent.api.v1 import query_pb2, query_pb2_grpc
 from otel_agent.config import ReceiverConfig
 from otel_agent.errors import ConfigError
-from tests.conftest import rows
+from tests.conftest import config_error, rows, write_tokens_file
 from tests.otlp_builders import post_traces, span_request
 
 INGEST_TOKEN = "ingest-s3cret"
@@ -46,25 +46,18 @@ RESOURCE = Resource.create({"service.name": "auth-tests"})
 
 @pytest.fixture
 def tokens_file(tmp_path):
-    path = tmp_path / "tokens.json"
-    path.write_text(
-        json.dumps(
-            {
-                "tokens": [
-                    {"token": INGEST_TOKEN, "principal": "research-agent", "roles": ["ingest"]},
-                    {"token": QUERY_TOKEN, "principal": "analyst", "roles": ["query"]},
-                    {
-                        # Upper-case hex on purpose: the file's digest is compared case-insensitively.
-                        "token_sha256": hashlib.sha256(HASHED_TOKEN.encode()).hexdigest().upper(),
-                        "principal": "alice",
-                        "roles": ["ingest", "query", "review"],
-                    },
-                    {"token": NO_ROLE_TOKEN, "principal": "nobody", "roles": []},
-                ]
-            }
-        )
+    return write_tokens_file(
+        tmp_path / "tokens.json",
+        {"token": INGEST_TOKEN, "principal": "research-agent", "roles": ["ingest"]},
+        {"token": QUERY_TOKEN, "principal": "analyst", "roles": ["query"]},
+        {
+            # Upper-case hex on purpose: the file's digest is compared case-insensitively.
+            "token_sha256": hashlib.sha256(HASHED_TOKEN.encode()).hexdigest().upper(),
+            "principal": "alice",
+            "roles": ["ingest", "query", "review"],
+        },
+        {"token": NO_ROLE_TOKEN, "principal": "nobody", "roles": []},
     )
-    return str(path)
 
 
 @pytest.fixture
@@ -360,10 +353,7 @@ def test_healthz_without_tokens_file_shows_details(receiver):
     ],
 )
 def test_bad_tokens_file_is_a_config_error(make_receiver, tmp_path, content, fragment):
-    path = tmp_path / "bad-tokens.json"
-    path.write_text(content)
-    with pytest.raises(ConfigError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
-        make_receiver(tokens_file=str(path))
+    assert fragment in config_error(make_receiver, tmp_path / "bad-tokens.json", "tokens_file", content)
 
 
 def test_missing_tokens_file_is_a_config_error(make_receiver, tmp_path):

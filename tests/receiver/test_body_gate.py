@@ -8,7 +8,6 @@ when the bound is already reached, and while it is read when their bytes push pa
 
 from __future__ import annotations
 
-import json
 import select
 import signal
 import socket
@@ -23,7 +22,7 @@ import psutil
 import pytest
 import requests
 
-from tests.conftest import free_port
+from tests.conftest import free_port, write_tokens_file
 from tests.otlp_builders import span_request
 from tests.receiver.test_crash import TRACE_EXPORT, start_receiver
 
@@ -58,12 +57,11 @@ class Serve:
 
 @pytest.fixture
 def serve(tmp_path) -> Iterator[Serve]:
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({"tokens": [{"token": TOKEN, "principal": "agent", "roles": ["ingest"]}]}))
+    tokens = write_tokens_file(tmp_path / "tokens.json", {"token": TOKEN, "principal": "agent", "roles": ["ingest"]})
     grpc_port, http_port, db = free_port(), free_port(), str(tmp_path / "gate.duckdb")
     proc = start_receiver(
         db, grpc_port, http_port,
-        "--tokens-file", str(tokens), "--queue-max-bytes", str(BOUND), "--decode-workers", "1",
+        "--tokens-file", tokens, "--queue-max-bytes", str(BOUND), "--decode-workers", "1",
     )  # fmt: skip
     serve = Serve(proc, db, grpc_port, http_port)
     yield serve

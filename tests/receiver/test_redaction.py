@@ -18,9 +18,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link
 
-from otel_agent.errors import ConfigError
 from otel_agent.fold.redact import Redactor
-from tests.conftest import rows
+from tests.conftest import config_error, rows
 
 # Credential-like keys the defaults must drop, with values that must never reach the file.
 CREDENTIALS = {
@@ -267,10 +266,7 @@ def test_no_default_redaction_with_custom_rules_applies_only_those(make_receiver
     ],
 )
 def test_bad_rules_file_is_a_config_error(make_receiver, tmp_path, content, fragment):
-    path = tmp_path / "bad-rules.json"
-    path.write_text(content)
-    with pytest.raises(ConfigError, match=fragment):
-        make_receiver(redaction_rules=str(path))
+    assert fragment in config_error(make_receiver, tmp_path / "bad-rules.json", "redaction_rules", content)
 
 
 def test_nested_credentials_and_redacted_service_name(make_receiver, tmp_path):

@@ -12,6 +12,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 import otel_agent.instrument as oi
 from otel_agent.cli.main import cli
+from tests.conftest import write_tokens_file
 from tests.seeds.support import recording, rows, store_of
 
 
@@ -74,10 +75,8 @@ def test_a_human_answers_a_human_review_decision_from_the_cli(tmp_path: Path) ->
 
 
 def test_the_review_service_takes_a_decision_verdict(make_receiver, tmp_path: Path) -> None:
-    tokens = tmp_path / "tokens.json"
-    tokens.write_text(json.dumps({"tokens": [{"token": "rev-s3cret", "principal": "alice", "roles": ["review",
-                                  "query", "ingest"]}]}))  # fmt: skip
-    receiver = make_receiver(tokens_file=str(tokens))
+    reviewer = {"token": "rev-s3cret", "principal": "alice", "roles": ["review", "query", "ingest"]}
+    receiver = make_receiver(tokens_file=write_tokens_file(tmp_path / "tokens.json", reviewer))
     auth = {"Authorization": "Bearer rev-s3cret"}
     with recording() as spans:
         record()
