@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 import pytest
 import requests
@@ -18,18 +19,43 @@ from tests.collector.conftest import wait_for_count
 from tests.collector.workload import Workload
 from tests.conftest import rows
 
+RESOURCE_SCOPE_COLUMNS = (
+    "resource_attributes, resource_schema_url, scope_name, scope_version, scope_schema_url, scope_attributes"
+)
+"""The resource and scope columns every signal table carries, in ``_resource_scope``'s order."""
+
 
 def _hex(value: int | None, width: int) -> str | None:
     return format(value, f"0{width}x") if value else None
 
 
-def _scope(scope) -> tuple:
-    return (scope.name, scope.version or None, scope.schema_url or None, dict(scope.attributes or {}))
+def _canonical(value: Any) -> str:
+    """Attributes as canonical JSON, from the SDK's mapping or from a stored JSON column (NULL or '' = none)."""
+    if isinstance(value, str) or value is None:
+        value = json.loads(value) if value else {}
+    return json.dumps(dict(value), sort_keys=True)
 
 
-def _resource(resource) -> tuple:
-    attrs = dict(resource.attributes)
-    return (attrs.get("service.name"), attrs, resource.schema_url or None)
+def _resource_scope(
+    attributes: Any, schema_url: str, scope_name: str, scope_version: str, scope_schema_url: str, scope_attributes: Any
+) -> tuple:
+    """The resource and scope an item was recorded under, the same whether read from the SDK's objects
+    (``_recorded_under``) or from the six ``RESOURCE_SCOPE_COLUMNS`` of a stored row: empty strings as None,
+    attributes as canonical JSON."""
+    return (
+        _canonical(attributes),
+        schema_url or None,
+        scope_name,
+        scope_version or None,
+        scope_schema_url or None,
+        _canonical(scope_attributes),
+    )
+
+
+def _recorded_under(resource, scope) -> tuple:
+    return _resource_scope(
+        resource.attributes, resource.schema_url, scope.name, scope.version, scope.schema_url, scope.attributes
+    )
 
 
 def healthz(receiver) -> dict:
@@ -47,108 +73,61 @@ def assert_workload_stored_once(receiver, w: Workload) -> None:
             s.name,
             s.kind.name,
             s.status.status_code.name,
-            _resource(s.resource)[0],
-            json.dumps(dict(s.resource.attributes), sort_keys=True),
-            s.resource.schema_url or None,
-            *_scope(s.instrumentation_scope)[:3],
-            json.dumps(_scope(s.instrumentation_scope)[3], sort_keys=True),
+            s.resource.attributes.get("service.name"),
+            *_recorded_under(s.resource, s.instrumentation_scope),
         )
         for s in w.spans
     )
     stored_spans = Counter(
-        (
-            *r[:9],
-            r[9],
-            r[10] or None,
-            r[11] or None,
-            json.dumps(json.loads(r[12]) if r[12] else {}, sort_keys=True),
-        )
+        (*r[:7], *_resource_scope(*r[7:]))
         for r in rows(
             receiver,
             "SELECT trace_id, span_id, parent_span_id, name, kind, status_code, service_name, "
-            "resource_attributes, resource_schema_url, scope_name, scope_version, scope_schema_url, "
-            "scope_attributes FROM spans",
+            f"{RESOURCE_SCOPE_COLUMNS} FROM spans",
         )
-    )
-    stored_spans = Counter(
-        {
-            (*k[:7], json.dumps(json.loads(k[7]), sort_keys=True), *k[8:]): n  # resource attrs: canonical JSON
-            for k, n in stored_spans.items()
-        }
     )
     assert stored_spans == expected_spans
     assert rows(receiver, "SELECT count(*) FROM span_events")[0][0] == w.n_events
     assert rows(receiver, "SELECT count(*) FROM span_links")[0][0] == w.n_links
 
     # Log records: body, severity, trace correlation, resource, scope.
-    expected_logs = Counter()
-    for record in w.logs:
-        lr = record.log_record
-        expected_logs[
-            (
-                json.dumps(lr.body),
-                lr.severity_number.value,
-                _hex(lr.trace_id, 32),
-                _hex(lr.span_id, 16),
-                json.dumps(dict(lr.attributes or {}), sort_keys=True),
-                json.dumps(dict(record.resource.attributes), sort_keys=True),
-                record.resource.schema_url or None,
-                *_scope(record.instrumentation_scope)[:3],
-                json.dumps(_scope(record.instrumentation_scope)[3], sort_keys=True),
-            )
-        ] += 1
+    expected_logs = Counter(
+        (
+            json.dumps(record.log_record.body),
+            record.log_record.severity_number.value,
+            _hex(record.log_record.trace_id, 32),
+            _hex(record.log_record.span_id, 16),
+            _canonical(record.log_record.attributes or {}),
+            *_recorded_under(record.resource, record.instrumentation_scope),
+        )
+        for record in w.logs
+    )
     stored_logs = Counter(
         (
             json.dumps(json.loads(r[0])),
             r[1],
             r[2] or None,
             r[3] or None,
-            json.dumps(json.loads(r[4]) if r[4] else {}, sort_keys=True),
-            json.dumps(json.loads(r[5]), sort_keys=True),
-            r[6] or None,
-            r[7],
-            r[8] or None,
-            r[9] or None,
-            json.dumps(json.loads(r[10]) if r[10] else {}, sort_keys=True),
+            _canonical(r[4]),
+            *_resource_scope(*r[5:]),
         )
         for r in rows(
-            receiver,
-            "SELECT body, severity_number, trace_id, span_id, attributes, resource_attributes, "
-            "resource_schema_url, scope_name, scope_version, scope_schema_url, scope_attributes FROM logs",
+            receiver, f"SELECT body, severity_number, trace_id, span_id, attributes, {RESOURCE_SCOPE_COLUMNS} FROM logs"
         )
     )
     assert stored_logs == expected_logs
 
     # Metric points: one per SDK data point, under its metric, resource and scope.
-    expected_points = Counter()
-    for rm in w.metrics.resource_metrics:
-        for sm in rm.scope_metrics:
-            for m in sm.metrics:
-                for p in m.data.data_points:
-                    expected_points[
-                        (
-                            m.name,
-                            json.dumps(dict(p.attributes or {}), sort_keys=True),
-                            json.dumps(dict(rm.resource.attributes), sort_keys=True),
-                            *_scope(sm.scope)[:3],
-                            json.dumps(_scope(sm.scope)[3], sort_keys=True),
-                        )
-                    ] += 1
+    expected_points = Counter(
+        (m.name, _canonical(p.attributes or {}), *_recorded_under(rm.resource, sm.scope))
+        for rm in w.metrics.resource_metrics
+        for sm in rm.scope_metrics
+        for m in sm.metrics
+        for p in m.data.data_points
+    )
     stored_points = Counter(
-        (
-            r[0],
-            json.dumps(json.loads(r[1]) if r[1] else {}, sort_keys=True),
-            json.dumps(json.loads(r[2]), sort_keys=True),
-            r[3],
-            r[4] or None,
-            r[5] or None,
-            json.dumps(json.loads(r[6]) if r[6] else {}, sort_keys=True),
-        )
-        for r in rows(
-            receiver,
-            "SELECT metric_name, attributes, resource_attributes, scope_name, scope_version, scope_schema_url, "
-            "scope_attributes FROM metric_points",
-        )
+        (r[0], _canonical(r[1]), *_resource_scope(*r[2:]))
+        for r in rows(receiver, f"SELECT metric_name, attributes, {RESOURCE_SCOPE_COLUMNS} FROM metric_points")
     )
     assert stored_points == expected_points
 
