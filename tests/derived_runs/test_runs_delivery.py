@@ -39,18 +39,32 @@ def snapshot(receiver: Receiver) -> dict[str, list[tuple]]:
     }
 
 
+def delivered_twice(
+    make_receiver: Callable[..., Receiver], spans: Sequence[ReadableSpan], deliveries: list[list[ReadableSpan]]
+) -> tuple[Receiver, Receiver]:
+    """Two receivers over fresh stores: one sent ``spans`` once, in order, in one request; the other sent each
+    of ``deliveries`` (shuffled, split, re-sent parts of ``spans``) as a request of its own."""
+    in_order = make_receiver()
+    post(in_order, spans)
+    redelivered = make_receiver()
+    for chunk in deliveries:
+        post(redelivered, chunk)
+    return in_order, redelivered
+
+
+def shuffled(spans: Sequence[ReadableSpan], rnd: random.Random) -> list[ReadableSpan]:
+    order = list(spans)
+    rnd.shuffle(order)
+    return order
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_shuffled_split_and_duplicated_delivery_gives_the_same_views(
     make_receiver: Callable[..., Receiver], seed: int
 ) -> None:
     spans = demo_spans(runs=("run_demo_research", "run_demo_second"))
-    in_order = make_receiver()
-    post(in_order, spans)
-
     rnd = random.Random(seed)
-    shuffled = make_receiver()
-    order = list(spans)
-    rnd.shuffle(order)
+    order = shuffled(spans, rnd)
     chunks: list[list[ReadableSpan]] = []
     i = 0
     while i < len(order):
@@ -61,14 +75,13 @@ def test_shuffled_split_and_duplicated_delivery_gives_the_same_views(
     extra = [[s] for s in rnd.sample(order, k=len(order) // 3)]  # and some spans once more, alone
     deliveries = chunks + resend + extra
     rnd.shuffle(deliveries)
-    for chunk in deliveries:
-        post(shuffled, chunk)
+    in_order, redelivered = delivered_twice(make_receiver, spans, deliveries)
 
     expected = snapshot(in_order)
     assert expected["runs"]
     assert expected["provider_calls"]
     assert expected["run_timeline"]
-    assert snapshot(shuffled) == expected
+    assert snapshot(redelivered) == expected
 
 
 def third_party_spans() -> list[ReadableSpan]:
@@ -127,20 +140,15 @@ def third_party_spans() -> list[ReadableSpan]:
 @pytest.mark.parametrize("seed", [3])
 def test_third_party_views_ignore_order_and_redelivery(make_receiver: Callable[..., Receiver], seed: int) -> None:
     spans = third_party_spans()
-    in_order = make_receiver()
-    post(in_order, spans)
     rnd = random.Random(seed)
-    shuffled = make_receiver()
-    order = list(spans)
-    rnd.shuffle(order)
-    for i in range(0, len(order), 3):
-        post(shuffled, order[i : i + 3])
-    post(shuffled, rnd.sample(order, k=len(order) // 2))
+    order = shuffled(spans, rnd)
+    deliveries = [order[i : i + 3] for i in range(0, len(order), 3)] + [rnd.sample(order, k=len(order) // 2)]
+    in_order, redelivered = delivered_twice(make_receiver, spans, deliveries)
     expected = snapshot(in_order)
     assert len(expected["sessions"]) == 1
     assert len(expected["memory_operations"]) == 2
     assert [r for r in expected["run_rollups"] if r[2]]  # a run with delegated work
-    assert snapshot(shuffled) == expected
+    assert snapshot(redelivered) == expected
     docs = "SELECT run_id, document_id FROM retrieval_documents ORDER BY ALL"
-    assert rows(shuffled, docs) == rows(in_order, docs)
+    assert rows(redelivered, docs) == rows(in_order, docs)
     assert len(rows(in_order, docs)) == 2
