@@ -148,13 +148,33 @@ def config_error(make_receiver: Callable[..., Receiver], path: Path, setting: st
     return str(refused.value)
 
 
-def rows(receiver: Receiver, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-    """Committed rows, read through a cursor of the receiver's own connection (as the query API does)."""
-    cur = store_cursor(receiver.con)
+@contextmanager
+def _cursor(owner: Any) -> Iterator[Any]:
+    cur = store_cursor(owner.con)
     try:
-        return cur.execute(sql, params or []).fetchall()
+        yield cur
     finally:
         cur.close()
+
+
+def rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    """Committed rows, read through a cursor of the receiver's own connection (as the query API does); any
+    object holding a store connection as ``con`` will do."""
+    with _cursor(receiver) as cur:
+        return cur.execute(sql, params or []).fetchall()
+
+
+def dict_rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    """``rows`` as dicts keyed by column name."""
+    with _cursor(receiver) as cur:
+        return as_dicts(cur.execute(sql, params or []))
+
+
+def as_dicts(executed: Any) -> list[dict[str, Any]]:
+    """The rows of an executed DuckDB statement (a connection or cursor after ``execute``) as dicts keyed by
+    column name."""
+    names = [d[0] for d in executed.description]
+    return [dict(zip(names, row, strict=True)) for row in executed.fetchall()]
 
 
 @contextmanager

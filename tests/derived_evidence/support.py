@@ -18,7 +18,8 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
-from otel_agent.store.database import open_store, store_cursor
+from otel_agent.store.database import open_store
+from tests.conftest import dict_rows, rows
 from tests.otlp_builders import kvs
 
 # 2026-01-01T10:00:00Z: the time origin of hand-built scenarios.
@@ -49,20 +50,10 @@ class Store:
         self.ingest(encode_spans(spans), principal)
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        cur = store_cursor(self.con)
-        try:
-            return cur.execute(sql, params or []).fetchall()
-        finally:
-            cur.close()
+        return rows(self, sql, params)
 
     def dicts(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
-        cur = store_cursor(self.con)
-        try:
-            rel = cur.execute(sql, params or [])
-            names = [d[0] for d in rel.description]
-            return [dict(zip(names, row, strict=True)) for row in rel.fetchall()]
-        finally:
-            cur.close()
+        return dict_rows(self, sql, params)
 
     def write(self, fn: Any) -> Any:
         """Run a product-side write (reviews, trust) on the writer thread, as the receiver does."""

@@ -14,6 +14,7 @@ from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
+from tests.conftest import as_dicts
 
 RUN_VIEWS = [
     "classified_spans",
@@ -57,9 +58,7 @@ def query(path: Path, sql: str, params: list[Any] | None = None) -> list[dict[st
     """Rows as dicts, read from a closed store file."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        cur = con.execute(sql, params or [])
-        cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+        return as_dicts(con.execute(sql, params or []))
     finally:
         con.close()
 
