@@ -1,6 +1,6 @@
 """A run's or trace's spans as tree rows beside a waterfall: depth-first order, depth, bar geometry, label and
 marks (errors, retries, fallbacks, guard blocks, handoff links). Presentation only: every number comes from the
-views (oa_priced rows of run_spans.sql / trace_spans.sql)."""
+views (oa_priced rows of run_spans.sql)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ _ROOT = "otel_agent.store"
 SCHEMA_FOLDER = "schema"
 """The versioned raw schema and the product's append-only tables (``SCHEMA_VERSION`` in database.py)."""
 
-DERIVED_FOLDERS: tuple[str, ...] = ("views/runs", "views/evidence")
+DERIVED_FOLDERS: tuple[str, ...] = ("views/ingest", "views/runs", "views/evidence")
 """Derived SQL (views, macros, the price table), applied after the schema in this order, each folder in the
 order of its files' numeric prefixes. Its text is the derived fingerprint (``derived_fingerprint``)."""
 
@@ -57,6 +57,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
     # The console's page queries (parameterised SELECTs over the public views; runs_list and runs_chart over
     # its private snapshot of the runs view, a table of the same name and columns): otel_agent/store/console/.
     "console": (
+        "runs_filter",  # the macro runs_list and runs_chart read, created in the snapshot (console/store.py)
         "artifact_detail",
         "artifact_versions",
         "artifacts_list",
@@ -96,7 +97,6 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "tools_usage",
         "trace_raw_spans",
         "trace_runs",
-        "trace_spans",
         "write_marks",
     ),
 }

@@ -45,7 +45,7 @@ def _rows(
 
 
 def _run_params(name: str, run_id: str) -> dict[str, Any]:
-    return {"run_id": run_id, "limit": 5000} if name == "run_spans" else {"run_id": run_id}
+    return {"run_id": run_id, "trace_id": None, "limit": 5000} if name == "run_spans" else {"run_id": run_id}
 
 
 def _window_params(name: str, t0: Any, t1: Any) -> dict[str, Any]:

@@ -38,6 +38,7 @@ INCOMING = {  # the Arrow tables the writer registers for the ingest statements
 
 
 _CREATE_VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(\w+)", re.I)
+_CREATE_TEMP = re.compile(r"(?:\s*--[^\n]*\n)*\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP", re.I)
 
 
 def views_of(stmt: Statement) -> list[str]:
@@ -74,7 +75,9 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
     """Ingest statements run over empty incoming tables in a rolled-back transaction (a TEMP table one creates is
     there for the next, as in a commit); a page's scope script (CREATE TEMP …, console/*_scope) is run on a cursor
     of its own (its temp macros stand for views only on the page that runs it, so they must not leak into the
-    statements checked after it); other query statements are prepared (bound, not run)."""
+    statements checked after it); a snapshot's macro (CREATE without TEMP, console/runs_filter, registered before
+    the queries reading it) is run in the rolled-back transaction; other query statements are prepared (bound,
+    not run)."""
     done = []
     scope_cursors: dict[str, duckdb.DuckDBPyConnection] = {}
     for name, schema in INCOMING.items():
@@ -84,7 +87,9 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
         for stmt in queries() if statements is None else statements:
             for part in cur.extract_statements(stmt.sql):
                 try:
-                    if stmt.name.startswith("ingest/"):
+                    if stmt.name.startswith("ingest/") or (
+                        part.type == duckdb.StatementType.CREATE and not _CREATE_TEMP.match(part.query)
+                    ):
                         cur.execute(part.query).fetchall()
                     elif part.type == duckdb.StatementType.CREATE:  # a page's scope script: temp macros/tables
                         scoped = scope_cursors.setdefault(stmt.name, store_cursor(cur))

@@ -56,7 +56,7 @@ async def run_page(request: Request, console: Any, viewer: Viewer) -> Response:
         run = q.one("run_summary", run_id=run_id)
         if run is None:
             return None
-        rows = q.rows("run_spans", run_id=run_id, limit=limit + 1)
+        rows = q.rows("run_spans", run_id=run_id, trace_id=None, limit=limit + 1)
         traces = sorted({r["trace_id"] for r in rows} | ({run["trace_id"]} if run.get("trace_id") else set()))
         return {"run": run, "rows": rows, "traces": traces, "links": q.rows("handoff_links", trace_ids=traces),
                 "metrics": q.rows("run_metrics", run_id=run_id), "cost": q.rows("run_cost", run_id=run_id),

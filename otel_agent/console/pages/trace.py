@@ -2,8 +2,9 @@
 ``/traces/{trace_id}/spans/{span_id}`` the details of one span (attributes, events, links, status, tokens, cost,
 captured input/output), as a page or, with ``?fragment=1``, as the panel the run and trace pages load.
 
-Queries: store/console/trace_spans.sql, handoff_links.sql, span_detail.sql, span_classified.sql, span_events.sql,
-span_links.sql. Templates: templates/trace.html, _tree.html, _span.html.
+Queries: store/console/trace_runs.sql, run_spans.sql (with $trace_id), trace_raw_spans.sql, handoff_links.sql,
+span_detail.sql, span_classified.sql, span_events.sql, span_links.sql. Templates: templates/trace.html,
+_tree.html, _span.html.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ async def trace_page(request: Request, console: Any, viewer: Viewer) -> Response
     def load(q: Any) -> dict[str, Any]:
         rows: list[dict[str, Any]] = []
         for run in q.rows("trace_runs", trace_id=trace_id):
-            rows += q.rows("trace_spans", run_id=run["run_id"], trace_id=trace_id, limit=limit + 1)
+            rows += q.rows("run_spans", run_id=run["run_id"], trace_id=trace_id, limit=limit + 1)
         placed = {r["span_id"] for r in rows}
         rows += [r for r in q.rows("trace_raw_spans", trace_id=trace_id, limit=limit + 1) if r["span_id"] not in placed]
         rows.sort(key=lambda r: (r["start_ns"] or 0, -(r["end_ns"] or 0), r["span_id"]))

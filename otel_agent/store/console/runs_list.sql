@@ -1,18 +1,13 @@
 -- runs_list: one page of the Runs page (console/pages/runs.py, templates/runs.html).
--- Runs over the console's snapshot of the runs view (runs_snapshot.sql), not the view itself.
+-- Runs over the console's snapshot of the runs view (runs_snapshot.sql), not the view itself, through the page's
+-- filter (runs_filter.sql).
 -- Parameters: $status, $service, $text (substring of run id, workflow or agent name; case-insensitive),
 -- $t0, $t1 (start time window, either NULL), $sort (start|duration|cost|calls|tokens|errors), $desc,
 -- $limit, $offset. Unpriced cost stays NULL (the page shows "unpriced", never 0).
 SELECT run_id, workflow_name, agent_name, service_name, status, error_type, trace_id, start_time, duration_ms,
        steps, provider_calls, tool_invocations, input_tokens, output_tokens, cost_usd, unpriced_calls, errors,
        guard_blocks, budget_exceeded, handoffs, span_count
-FROM runs
-WHERE ($status IS NULL OR status = $status)
-  AND ($service IS NULL OR service_name = $service)
-  AND ($text IS NULL OR contains(lower(run_id), lower($text)) OR contains(lower(coalesce(workflow_name, '')), lower($text))
-       OR contains(lower(coalesce(agent_name, '')), lower($text)))
-  AND ($t0 IS NULL OR start_time >= $t0::TIMESTAMP)
-  AND ($t1 IS NULL OR start_time < $t1::TIMESTAMP)
+FROM runs_matching($status, $service, $text, $t0, $t1)
 ORDER BY
     CASE WHEN $desc THEN (CASE $sort WHEN 'duration' THEN duration_ms WHEN 'cost' THEN cost_usd
         WHEN 'calls' THEN provider_calls WHEN 'tokens' THEN coalesce(input_tokens, 0) + coalesce(output_tokens, 0)

@@ -1,0 +1,15 @@
+-- runs_filter: the Runs page's filter, one macro both of its queries read (runs_list.sql, runs_chart.sql):
+-- runs_matching(want_status, want_service, want_text, t0, t1) is every run of the snapshot table `runs` with that
+-- status, that service, the text in its run id, workflow or agent name (case-insensitive), started in
+-- [t0, t1); a NULL argument does not filter. Created in the console's private snapshot database after each
+-- copy (console/store.py Snapshot), never in a store. A parameter is never named like a column of `runs`.
+CREATE OR REPLACE MACRO runs_matching(want_status, want_service, want_text, t0, t1) AS TABLE
+SELECT *
+FROM runs
+WHERE (want_status IS NULL OR status = want_status)
+  AND (want_service IS NULL OR service_name = want_service)
+  AND (want_text IS NULL OR contains(lower(run_id), lower(want_text))
+       OR contains(lower(coalesce(workflow_name, '')), lower(want_text))
+       OR contains(lower(coalesce(agent_name, '')), lower(want_text)))
+  AND (t0 IS NULL OR start_time >= t0::TIMESTAMP)
+  AND (t1 IS NULL OR start_time < t1::TIMESTAMP);
