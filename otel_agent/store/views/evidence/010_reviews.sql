@@ -47,3 +47,12 @@ SELECT c.target_kind,
        c.last_reviewed_at
 FROM counts c
 LEFT JOIN review_verdicts v USING (target_kind, target_id);
+
+-- oa_reviews_of(wanted_kind): the review columns every reviewed record view ends with (evidence_items,
+-- claim_support, artifact_versions, memory_proposals; docs/views-evidence.md), named once: per target id of that
+-- kind, its status and who decided it, when and why. A view LEFT JOINs it on its record id and maps `status`
+-- to its own default (unreviewed, draft, pending, …). The parameter is not named like a column it reads.
+CREATE OR REPLACE MACRO oa_reviews_of(wanted_kind) AS TABLE
+SELECT target_id, status, decided_by AS reviewed_by, decided_at AS reviewed_at, decision_reason AS review_reason
+FROM review_status
+WHERE target_kind = wanted_kind;

@@ -13,7 +13,8 @@
 -- string).
 
 -- oa_record_spans(span_name, wanted_kind, shape): our record spans of one kind, the shape every record view starts
--- from (sources, evidence items, claims, citations, conflicts; artifacts and versions in 040_artifacts.sql).
+-- from (sources, evidence items, claims, citations, conflicts; artifacts and versions in 040_artifacts.sql,
+-- memory proposals 070, decisions and badcases 080, repairs 095, authorizations 100).
 -- Selected by their registry span name, then confirmed by otel_agent.record.kind; `a` is the span's
 -- attributes parsed once by json_transform with `shape` (a JSON structure literal, which must name
 -- otel_agent.record.kind, otel_agent.run.id and otel_agent.step.id). The other columns are where the record
@@ -129,13 +130,10 @@ items AS (
     QUALIFY row_number() OVER (PARTITION BY evidence_id ORDER BY recorded_at, trace_id, span_id) = 1
 )
 SELECT i.evidence_id, i.source_id, i.excerpt, i.confidence, i.score, i.supports_step, i.metadata, i.origin,
-       coalesce(r.status, 'unreviewed') AS status,
-       r.decided_by AS reviewed_by,
-       r.decided_at AS reviewed_at,
-       r.decision_reason AS review_reason,
+       coalesce(r.status, 'unreviewed') AS status, r.reviewed_by, r.reviewed_at, r.review_reason,
        i.run_id, i.step_id, i.trace_id, i.span_id, i.service_name, i.recorded_at
 FROM items i
-LEFT JOIN review_status r ON r.target_kind = 'evidence_item' AND r.target_id = i.evidence_id;
+LEFT JOIN oa_reviews_of('evidence_item') r ON r.target_id = i.evidence_id;
 
 CREATE OR REPLACE VIEW claims AS
 SELECT a['otel_agent.claim.id'] AS claim_id,

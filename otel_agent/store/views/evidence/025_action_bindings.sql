@@ -7,6 +7,15 @@
 -- evidence_binding_mismatches: one row per citation whose claim and evidence give different values for a
 -- component both give (run id, config hash, variant). Such evidence does not support the claim.
 
+-- oa_action_binding(attrs): the components that bind a record to its action, from its attributes, named once
+-- (action_bindings below, and claim_lineage_of's evidence, 035_lineage_of.sql): a struct a view spreads into
+-- its columns with unnest(). The parameter is not named like a column of spans.
+CREATE OR REPLACE MACRO oa_action_binding(attrs) AS {
+    'action_run_id': attrs->>'otel_agent.action.run_id',
+    'action_config_hash': attrs->>'otel_agent.action.config_hash',
+    'action_variant': attrs->>'otel_agent.action.variant'
+};
+
 CREATE OR REPLACE VIEW action_bindings AS
 WITH raw AS (
     SELECT attributes->>'otel_agent.record.kind' AS record_kind,
@@ -16,9 +25,7 @@ WITH raw AS (
                ELSE span_id
            END AS record_id,
            attributes->>'otel_agent.verifier.target_id' AS verifier_target_id,
-           attributes->>'otel_agent.action.run_id' AS action_run_id,
-           attributes->>'otel_agent.action.config_hash' AS action_config_hash,
-           attributes->>'otel_agent.action.variant' AS action_variant,
+           unnest(oa_action_binding(attributes)),
            trace_id, span_id, start_time AS recorded_at
     FROM spans
     WHERE name IN ('otel_agent.evidence_item', 'otel_agent.claim') OR name LIKE 'verify %'

@@ -53,14 +53,11 @@ judged AS (
            coalesce(s.missing_evidence, 0) AS missing_evidence,
            coalesce(s.mismatched_evidence, 0) AS mismatched_evidence,
            coalesce(oc.conflict_ids, []::VARCHAR[]) AS open_conflict_ids,
-           r.status AS review_status,
-           r.decided_by AS reviewed_by,
-           r.decided_at AS reviewed_at,
-           r.decision_reason AS review_reason
+           r.status AS review_status, r.reviewed_by, r.reviewed_at, r.review_reason
     FROM claims cl
     LEFT JOIN support s USING (claim_id)
     LEFT JOIN open_conflicts oc USING (claim_id)
-    LEFT JOIN review_status r ON r.target_kind = 'claim' AND r.target_id = cl.claim_id
+    LEFT JOIN oa_reviews_of('claim') r ON r.target_id = cl.claim_id
 )
 SELECT claim_id, text, confidence, run_id, artifact_version_id,
        CASE

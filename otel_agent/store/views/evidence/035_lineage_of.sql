@@ -86,9 +86,7 @@ ev AS MATERIALIZED (
                attributes->>'otel_agent.run.id' AS run_id,
                attributes->>'otel_agent.step.id' AS step_id,
                attributes->>'otel_agent.evidence.supports_step' AS supports_step,
-               attributes->>'otel_agent.action.run_id' AS action_run_id,
-               attributes->>'otel_agent.action.config_hash' AS action_config_hash,
-               attributes->>'otel_agent.action.variant' AS action_variant,
+               unnest(oa_action_binding(attributes)),  -- action_run_id, action_config_hash, action_variant
                trace_id, span_id, start_time AS recorded_at
         FROM found
         WHERE name = 'otel_agent.evidence_item' AND record_kind = 'evidence_item'

@@ -37,9 +37,7 @@ SELECT n.version_id,
        n.version,
        n.version = n.version_count AS is_latest,
        CASE r.status WHEN 'approved' THEN 'approved' WHEN 'rejected' THEN 'rejected' ELSE 'draft' END AS status,
-       r.decided_by AS reviewed_by,
-       r.decided_at AS reviewed_at,
-       r.decision_reason AS review_reason,
+       r.reviewed_by, r.reviewed_at, r.review_reason,
        n.emitted_number,
        n.previous_version_id,
        n.content,
@@ -48,7 +46,7 @@ SELECT n.version_id,
        n.evidence_ids,
        n.run_id, n.step_id, n.trace_id, n.span_id, n.service_name, n.created_at
 FROM numbered n
-LEFT JOIN review_status r ON r.target_kind = 'artifact_version' AND r.target_id = n.version_id;
+LEFT JOIN oa_reviews_of('artifact_version') r ON r.target_id = n.version_id;
 
 CREATE OR REPLACE VIEW artifacts AS
 WITH containers AS (

@@ -4,31 +4,30 @@
 
 CREATE OR REPLACE VIEW memory_proposals AS
 WITH raw AS (
-    SELECT attributes->>'otel_agent.memory_proposal.id' AS proposal_id,
-           attributes->>'otel_agent.memory_proposal.memory_type' AS memory_type,
-           attributes->>'otel_agent.memory_proposal.content' AS content,
-           attributes->>'otel_agent.memory_proposal.summary' AS summary,
-           coalesce(TRY_CAST(attributes->'otel_agent.memory_proposal.scopes' AS VARCHAR[]), []::VARCHAR[]) AS scopes,
-           coalesce(attributes->>'otel_agent.memory_proposal.source_run_id', attributes->>'otel_agent.run.id')
-               AS source_run_id,
-           attributes->>'otel_agent.memory_proposal.rationale' AS rationale,
-           attributes->>'otel_agent.run.id' AS run_id,
-           attributes->>'otel_agent.step.id' AS step_id,
-           trace_id, span_id, service_name,
-           start_time AS proposed_at
-    FROM spans
-    WHERE name = 'otel_agent.memory_proposal' AND attributes->>'otel_agent.record.kind' = 'memory_proposal'
-      AND (attributes->>'otel_agent.memory_proposal.id') IS NOT NULL
+    SELECT a['otel_agent.memory_proposal.id'] AS proposal_id,
+           a['otel_agent.memory_proposal.memory_type'] AS memory_type,
+           a['otel_agent.memory_proposal.content'] AS content,
+           a['otel_agent.memory_proposal.summary'] AS summary,
+           coalesce(a['otel_agent.memory_proposal.scopes'], []::VARCHAR[]) AS scopes,
+           coalesce(a['otel_agent.memory_proposal.source_run_id'], run_id) AS source_run_id,
+           a['otel_agent.memory_proposal.rationale'] AS rationale,
+           * EXCLUDE (a, recorded_at), recorded_at AS proposed_at
+    FROM oa_record_spans('otel_agent.memory_proposal', 'memory_proposal', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.memory_proposal.id": "VARCHAR",
+               "otel_agent.memory_proposal.memory_type": "VARCHAR", "otel_agent.memory_proposal.content": "VARCHAR",
+               "otel_agent.memory_proposal.summary": "VARCHAR", "otel_agent.memory_proposal.scopes": ["VARCHAR"],
+               "otel_agent.memory_proposal.source_run_id": "VARCHAR",
+               "otel_agent.memory_proposal.rationale": "VARCHAR", "otel_agent.run.id": "VARCHAR",
+               "otel_agent.step.id": "VARCHAR"}')
+    WHERE a['otel_agent.memory_proposal.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY proposal_id ORDER BY proposed_at, trace_id, span_id) = 1
 )
 SELECT p.proposal_id, p.memory_type, p.content, p.summary, p.scopes, p.source_run_id, p.rationale,
        CASE r.status WHEN 'approved' THEN 'approved' WHEN 'rejected' THEN 'rejected' ELSE 'pending' END AS status,
-       r.decided_by AS reviewed_by,
-       r.decided_at AS reviewed_at,
-       r.decision_reason AS review_reason,
+       r.reviewed_by, r.reviewed_at, r.review_reason,
        p.run_id, p.step_id, p.trace_id, p.span_id, p.service_name, p.proposed_at
 FROM raw p
-LEFT JOIN review_status r ON r.target_kind = 'memory_proposal' AND r.target_id = p.proposal_id;
+LEFT JOIN oa_reviews_of('memory_proposal') r ON r.target_id = p.proposal_id;
 
 CREATE OR REPLACE VIEW memory_items AS
 SELECT proposal_id AS memory_id,

@@ -3,27 +3,30 @@
 
 CREATE OR REPLACE VIEW decisions AS
 WITH raw AS (
-    SELECT attributes->>'otel_agent.decision.id' AS decision_id,
-           attributes->>'otel_agent.decision.name' AS name,
-           attributes->>'otel_agent.decision.model_decision' AS model_decision,
-           attributes->>'otel_agent.decision.model_action' AS model_action,
-           attributes->>'otel_agent.decision.effective_decision' AS effective_decision,
-           attributes->>'otel_agent.decision.effective_action' AS effective_action,
-           attributes->>'otel_agent.decision.expected_action' AS expected_action,
-           TRY_CAST(attributes->>'otel_agent.decision.policy_passed' AS BOOLEAN) AS policy_passed,
-           TRY_CAST(attributes->>'otel_agent.decision.mismatch' AS BOOLEAN) AS emitted_mismatch,
-           TRY_CAST(attributes->>'otel_agent.decision.review_required' AS BOOLEAN) AS review_required,
-           attributes->>'otel_agent.decision.reason' AS reason,
-           coalesce(TRY_CAST(attributes->'otel_agent.decision.evidence_refs' AS VARCHAR[]), []::VARCHAR[])
-               AS evidence_refs,
-           TRY_CAST(attributes->>'otel_agent.iteration' AS BIGINT) AS iteration,
-           attributes->>'otel_agent.run.id' AS run_id,
-           attributes->>'otel_agent.step.id' AS step_id,
-           trace_id, span_id, service_name,
-           start_time AS decided_at
-    FROM spans
-    WHERE name = 'otel_agent.decision' AND attributes->>'otel_agent.record.kind' = 'decision'
-      AND (attributes->>'otel_agent.decision.id') IS NOT NULL
+    SELECT a['otel_agent.decision.id'] AS decision_id,
+           a['otel_agent.decision.name'] AS name,
+           a['otel_agent.decision.model_decision'] AS model_decision,
+           a['otel_agent.decision.model_action'] AS model_action,
+           a['otel_agent.decision.effective_decision'] AS effective_decision,
+           a['otel_agent.decision.effective_action'] AS effective_action,
+           a['otel_agent.decision.expected_action'] AS expected_action,
+           TRY_CAST(a['otel_agent.decision.policy_passed'] AS BOOLEAN) AS policy_passed,
+           TRY_CAST(a['otel_agent.decision.mismatch'] AS BOOLEAN) AS emitted_mismatch,
+           TRY_CAST(a['otel_agent.decision.review_required'] AS BOOLEAN) AS review_required,
+           a['otel_agent.decision.reason'] AS reason,
+           coalesce(a['otel_agent.decision.evidence_refs'], []::VARCHAR[]) AS evidence_refs,
+           TRY_CAST(a['otel_agent.iteration'] AS BIGINT) AS iteration,
+           * EXCLUDE (a, recorded_at), recorded_at AS decided_at
+    FROM oa_record_spans('otel_agent.decision', 'decision', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.decision.id": "VARCHAR",
+               "otel_agent.decision.name": "VARCHAR", "otel_agent.decision.model_decision": "VARCHAR",
+               "otel_agent.decision.model_action": "VARCHAR", "otel_agent.decision.effective_decision": "VARCHAR",
+               "otel_agent.decision.effective_action": "VARCHAR", "otel_agent.decision.expected_action": "VARCHAR",
+               "otel_agent.decision.policy_passed": "VARCHAR", "otel_agent.decision.mismatch": "VARCHAR",
+               "otel_agent.decision.review_required": "VARCHAR", "otel_agent.decision.reason": "VARCHAR",
+               "otel_agent.decision.evidence_refs": ["VARCHAR"], "otel_agent.iteration": "VARCHAR",
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+    WHERE a['otel_agent.decision.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY decided_at, trace_id, span_id) = 1
 )
 SELECT decision_id, name, model_decision, model_action, effective_decision, effective_action, expected_action,
@@ -44,23 +47,27 @@ FROM raw
 LEFT JOIN review_status r ON r.target_kind = 'decision' AND r.target_id = raw.decision_id;
 
 CREATE OR REPLACE VIEW badcases AS
-SELECT attributes->>'otel_agent.badcase.id' AS badcase_id,
-       attributes->>'otel_agent.badcase.stage' AS stage,
-       attributes->>'otel_agent.badcase.error_type' AS error_type,
-       attributes->>'otel_agent.badcase.message' AS message,
-       attributes->>'otel_agent.badcase.provider' AS provider,
-       attributes->>'otel_agent.badcase.model' AS model,
-       attributes->>'otel_agent.badcase.raw_model_output' AS raw_model_output,
-       coalesce(TRY_CAST(attributes->>'otel_agent.badcase.raw_model_output_truncated' AS BOOLEAN), false)
+SELECT a['otel_agent.badcase.id'] AS badcase_id,
+       a['otel_agent.badcase.stage'] AS stage,
+       a['otel_agent.badcase.error_type'] AS error_type,
+       a['otel_agent.badcase.message'] AS message,
+       a['otel_agent.badcase.provider'] AS provider,
+       a['otel_agent.badcase.model'] AS model,
+       a['otel_agent.badcase.raw_model_output'] AS raw_model_output,
+       coalesce(TRY_CAST(a['otel_agent.badcase.raw_model_output_truncated'] AS BOOLEAN), false)
            AS raw_model_output_truncated,
-       coalesce(TRY_CAST(attributes->>'otel_agent.badcase.raw_model_output_bytes' AS BIGINT),
-                octet_length(encode(attributes->>'otel_agent.badcase.raw_model_output'))) AS raw_model_output_bytes,
-       attributes->>'otel_agent.run.id' AS run_id,
-       TRY_CAST(attributes->>'otel_agent.iteration' AS BIGINT) AS iteration,
-       attributes->>'otel_agent.step.id' AS step_id,
-       trace_id, span_id, service_name,
-       start_time AS recorded_at
-FROM spans
-WHERE name = 'otel_agent.badcase' AND attributes->>'otel_agent.record.kind' = 'badcase'
-  AND (attributes->>'otel_agent.badcase.id') IS NOT NULL
+       coalesce(TRY_CAST(a['otel_agent.badcase.raw_model_output_bytes'] AS BIGINT),
+                octet_length(encode(a['otel_agent.badcase.raw_model_output']))) AS raw_model_output_bytes,
+       run_id,
+       TRY_CAST(a['otel_agent.iteration'] AS BIGINT) AS iteration,
+       * EXCLUDE (a, run_id)
+FROM oa_record_spans('otel_agent.badcase', 'badcase', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.badcase.id": "VARCHAR",
+               "otel_agent.badcase.stage": "VARCHAR", "otel_agent.badcase.error_type": "VARCHAR",
+               "otel_agent.badcase.message": "VARCHAR", "otel_agent.badcase.provider": "VARCHAR",
+               "otel_agent.badcase.model": "VARCHAR", "otel_agent.badcase.raw_model_output": "VARCHAR",
+               "otel_agent.badcase.raw_model_output_truncated": "VARCHAR",
+               "otel_agent.badcase.raw_model_output_bytes": "VARCHAR", "otel_agent.iteration": "VARCHAR",
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+WHERE a['otel_agent.badcase.id'] IS NOT NULL
 QUALIFY row_number() OVER (PARTITION BY badcase_id ORDER BY recorded_at, trace_id, span_id) = 1;

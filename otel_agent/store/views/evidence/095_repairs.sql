@@ -5,25 +5,29 @@
 
 CREATE OR REPLACE VIEW repairs AS
 WITH raw AS (
-    SELECT attributes->>'otel_agent.repair.id' AS repair_id,
-           TRY_CAST(attributes->>'otel_agent.iteration' AS BIGINT) AS iteration,
-           attributes->>'otel_agent.repair.action' AS action,
-           TRY_CAST(attributes->>'otel_agent.repair.applied' AS BOOLEAN) AS applied,
-           attributes->>'otel_agent.repair.target' AS target,
-           attributes->>'otel_agent.repair.before' AS before,
-           attributes->>'otel_agent.repair.after' AS after,
-           attributes->>'otel_agent.repair.reason' AS reason,
-           attributes->>'otel_agent.repair.computed_by' AS computed_by,
-           attributes->>'otel_agent.repair.computed_by_name' AS computed_by_name,
-           attributes->>'otel_agent.repair.from_version_id' AS from_version_id,
-           attributes->>'otel_agent.repair.to_version_id' AS to_version_id,
-           attributes->>'otel_agent.run.id' AS run_id,
-           attributes->>'otel_agent.step.id' AS step_id,
-           trace_id, span_id, service_name,
-           start_time AS repaired_at
-    FROM spans
-    WHERE name = 'otel_agent.repair' AND attributes->>'otel_agent.record.kind' = 'repair'
-      AND (attributes->>'otel_agent.repair.id') IS NOT NULL
+    SELECT a['otel_agent.repair.id'] AS repair_id,
+           TRY_CAST(a['otel_agent.iteration'] AS BIGINT) AS iteration,
+           a['otel_agent.repair.action'] AS action,
+           TRY_CAST(a['otel_agent.repair.applied'] AS BOOLEAN) AS applied,
+           a['otel_agent.repair.target'] AS target,
+           a['otel_agent.repair.before'] AS before,
+           a['otel_agent.repair.after'] AS after,
+           a['otel_agent.repair.reason'] AS reason,
+           a['otel_agent.repair.computed_by'] AS computed_by,
+           a['otel_agent.repair.computed_by_name'] AS computed_by_name,
+           a['otel_agent.repair.from_version_id'] AS from_version_id,
+           a['otel_agent.repair.to_version_id'] AS to_version_id,
+           * EXCLUDE (a, recorded_at), recorded_at AS repaired_at
+    FROM oa_record_spans('otel_agent.repair', 'repair', '{
+               "otel_agent.record.kind": "VARCHAR", "otel_agent.repair.id": "VARCHAR",
+               "otel_agent.iteration": "VARCHAR", "otel_agent.repair.action": "VARCHAR",
+               "otel_agent.repair.applied": "VARCHAR",
+               "otel_agent.repair.target": "VARCHAR", "otel_agent.repair.before": "VARCHAR",
+               "otel_agent.repair.after": "VARCHAR", "otel_agent.repair.reason": "VARCHAR",
+               "otel_agent.repair.computed_by": "VARCHAR", "otel_agent.repair.computed_by_name": "VARCHAR",
+               "otel_agent.repair.from_version_id": "VARCHAR", "otel_agent.repair.to_version_id": "VARCHAR",
+               "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
+    WHERE a['otel_agent.repair.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY repair_id ORDER BY repaired_at, trace_id, span_id) = 1
 )
 SELECT r.repair_id, r.iteration, r.action, r.applied, r.target, r.before, r.after, r.reason, r.computed_by,
