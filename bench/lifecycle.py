@@ -40,14 +40,87 @@ def same(a: list[tuple], b: list[tuple]) -> bool:
     return canon(a) == canon(b)
 
 
+def build_part(path: str, n_spans: int, part: int, parts: int, seed: int) -> None:
+    """Runs ``[part * n / parts, (part + 1) * n / parts)`` of bench/derive.py's store of ``n_spans`` (the same
+    times and run numbering), through the receiver's fold and writer, into ``path``; its own random stream."""
+    import random
+
+    from bench.derive import RUNS_PER_REQUEST, SPANS_PER_RUN, make_request
+    from otel_agent.fold.decode import PROTOBUF, decode_payload
+    from otel_agent.fold.redact import Redactor, load_rules
+    from otel_agent.ingest.writer import Writer
+    from otel_agent.store.database import open_store
+
+    n_runs = max(1, n_spans // SPANS_PER_RUN)
+    lo, hi = part * n_runs // parts, (part + 1) * n_runs // parts
+    rnd, start_ns, run_gap_ns = (
+        random.Random(seed * 1000 + part),
+        1_790_000_000_000_000_000,
+        30 * 86400 * 10**9 // n_runs,
+    )
+    con = open_store(path)
+    writer = Writer(con, max_inflight_bytes=1 << 62)
+    redactor = Redactor(load_rules(None, use_defaults=True))
+    t0 = time.perf_counter()
+    for first in range(lo, hi, RUNS_PER_REQUEST):
+        payload, _ = make_request(rnd, first, min(RUNS_PER_REQUEST, hi - first), start_ns, run_gap_ns)
+        writer.write(decode_payload("traces", PROTOBUF, payload, redactor, None, time.time_ns() // 1000))
+        if (first - lo) % 2000 == 0 and first > lo:
+            done = (first - lo) * SPANS_PER_RUN
+            print(f"  part {part}: {done:>9,} spans written ({done / (time.perf_counter() - t0):,.0f}/s); "
+                  f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)  # fmt: skip
+    writer.close()
+    con.execute("CHECKPOINT").fetchall()
+    con.close()
+
+
+def build_in_parts(path: str, n_spans: int, parts: int, seed: int) -> None:
+    """bench/derive.py's store built by ``parts`` processes at once (disjoint run ranges, each through the fold
+    and the writer), then merged into one file table by table (rows as the writers wrote them)."""
+    import multiprocessing
+
+    import duckdb
+
+    files = [f"{path}.part{i}" for i in range(parts)]
+    for f in (path, *files):
+        for suffix in ("", ".wal"):
+            Path(f + suffix).unlink(missing_ok=True)
+    procs = [multiprocessing.Process(target=build_part, args=(f, n_spans, i, parts, seed)) for i, f in enumerate(files)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0, p.exitcode
+    shutil.move(files[0], path)
+    con = duckdb.connect(path)
+    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = "
+                                        "current_database() AND table_name NOT IN ('otel_agent_meta', 'price_table')")
+              .fetchall()]  # fmt: skip
+    for i, f in enumerate(files[1:], 1):
+        con.execute(f"ATTACH '{f}' AS part{i} (READ_ONLY)")
+        for t in tables:
+            con.execute(f"INSERT INTO {t} SELECT * FROM part{i}.{t}")
+        con.execute(f"DETACH part{i}")
+        Path(f).unlink()
+    con.execute("CHECKPOINT")
+    con.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--spans", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3, help="timed runs of each query (median)")
     ap.add_argument("--runs", type=int, default=3, help="archive runs, each on a fresh copy (median)")
+    ap.add_argument("--build-parts", type=int, default=1, help="build the store in this many processes at once")
     ap.add_argument("--store", help="a store bench/derive.py built earlier (copied), instead of building one")
     ap.add_argument("--queries-only", metavar="DIR", help="time the queries of an earlier run kept with --keep")
     ap.add_argument("--keep", action="store_true", help="keep the stores and the archive (printed path)")
+    ap.add_argument(
+        "--archive-only",
+        action="store_true",
+        help="archive every window without deleting it (no copy, no delete steps); the queries then read an empty "
+        "live store with the archive (the same rows as the emptied copy: what a 10 M run can afford here)",
+    )
     args = ap.parse_args()
 
     import duckdb
@@ -60,22 +133,40 @@ def main() -> None:
 
     work = Path(args.queries_only or tempfile.mkdtemp(prefix="otel_agent_lifecycle_"))
     whole, lean, archive_dir = str(work / "whole.duckdb"), str(work / "lean.duckdb"), str(work / "archive")
+    print(f"work: {work}", file=sys.stderr, flush=True)
     if not args.queries_only:
         if args.store:
             shutil.copy(args.store, whole)
+        elif args.build_parts > 1:
+            t0 = time.perf_counter()
+            build_in_parts(whole, args.spans, args.build_parts, seed=7)
+            print(f"built in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
         else:
             build_store(whole, args.spans, seed=7)
         runs = []
         for _ in range(args.runs):  # each on a fresh copy of the store and an empty archive
             shutil.rmtree(archive_dir, ignore_errors=True)
-            shutil.copy(whole, lean)
-            con = open_store(lean)
+            if args.archive_only:  # archive the whole store in place; the live side of the reading is empty
+                for suffix in ("", ".wal"):
+                    Path(lean + suffix).unlink(missing_ok=True)
+                open_store(lean).close()
+                con = open_store(whole)
+            else:
+                shutil.copy(whole, lean)
+                con = open_store(lean)
             n = con.execute("SELECT count(*) FROM spans").fetchall()[0][0]
-            life = Lifecycle(con, retention_s=0, archive=Archive(archive_dir), iceberg=None)
+            retention = None if args.archive_only else 0
+            life = Lifecycle(con, retention_s=retention, archive=Archive(archive_dir), iceberg=None)
             t0, c0 = time.perf_counter(), time.process_time()
+            logged = 0
             while life.plan_once():
                 while life.step(con):
                     pass
+                if life.stats.windows_archived >= logged + 50:  # progress, so a cut run still shows its rate
+                    logged = life.stats.windows_archived
+                    w, c = time.perf_counter() - t0, time.process_time() - c0
+                    print(f"  {logged} windows, {life.stats.rows_archived:,} rows archived: {w:.0f} s wall, "
+                          f"{c:.0f} s CPU; load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)  # fmt: skip
             life.step(con)  # the closing checkpoint
             runs.append((time.perf_counter() - t0, time.process_time() - c0, life.stats))
             con.close()
@@ -115,7 +206,8 @@ def main() -> None:
     print(f"\n{'query':40} {'live ms':>9} {'archive ms':>11}")
     for name, sql, params in cases:
         assert same(live.execute(sql, params).fetchall(), both.execute(sql, params).fetchall()), name
-        print(f"{name:40} {timed(live, sql, params, args.repeat):9.1f} {timed(both, sql, params, args.repeat):11.1f}")
+        print(f"{name:40} {timed(live, sql, params, args.repeat):9.1f} {timed(both, sql, params, args.repeat):11.1f}"
+              f"  (load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
     if args.keep or args.queries_only:
         print(f"kept: {work}")
     else:

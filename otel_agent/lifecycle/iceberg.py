@@ -64,6 +64,7 @@ class IcebergMirror:
         self.catalog = SqlCatalog(NAMESPACE, uri=catalog_uri, warehouse=warehouse)
         self.catalog.create_namespace_if_not_exists(NAMESPACE)
         self.retries = retries
+        self.conflicts = 0  # commits that lost a race with another appender and were retried
         self._tables: dict[str, Table] = {}
 
     def table(self, name: str, schema: pa.Schema) -> Table:
@@ -98,6 +99,7 @@ class IcebergMirror:
             except CommitFailedException as exc:
                 if attempt == self.retries:
                     raise
+                self.conflicts += 1
                 log.info("iceberg: commit conflict on %s (%s); retrying", name, exc)
                 time.sleep(random.uniform(0.01, 0.1) * (attempt + 1))
                 table.refresh()

@@ -8,6 +8,7 @@ import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from otel_agent.lifecycle.iceberg import IcebergMirror
@@ -36,8 +37,16 @@ def test_a_second_engine_reads_the_archive_as_iceberg_tables(make_receiver, tmp_
     assert parquet.num_rows == scanned.num_rows == 500
 
 
-def test_concurrent_appenders_lose_nothing_and_appends_are_idempotent(tmp_path) -> None:
-    uri, warehouse = f"sqlite:///{tmp_path}/catalog.db", f"file://{tmp_path}/wh"
+@pytest.fixture(params=["sqlite", "postgres"])
+def catalog_uri(request, tmp_path) -> str:
+    """A fresh SQL catalog: a SQLite file (the default), or a database on the tests' PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/catalog.db"
+    return request.getfixturevalue("postgres").create_database(f"appenders_{tmp_path.name}".lower())
+
+
+def test_concurrent_appenders_lose_nothing_and_appends_are_idempotent(catalog_uri, tmp_path) -> None:
+    uri, warehouse = catalog_uri, f"file://{tmp_path}/wh"
     IcebergMirror(uri, warehouse).table("t", pa.schema([("shard", pa.int64()), ("i", pa.int64())]))
     errors: list[BaseException] = []
     start = threading.Barrier(3)
@@ -68,6 +77,7 @@ def test_concurrent_appenders_lose_nothing_and_appends_are_idempotent(tmp_path) 
     stale.table("t", pa.schema([]))
     assert other.append("t", pa.table({"shard": [7], "i": [1]}), "other.parquet")
     assert stale.append("t", pa.table({"shard": [8], "i": [1]}), "stale.parquet")
+    assert stale.conflicts == 1  # its first commit lost to other's and was retried on the refreshed table
     final = SqlCatalog("otel_agent", uri=uri, warehouse=warehouse).load_table("otel_agent.t").scan().to_arrow()
     assert final.num_rows == 152
     assert sorted(table.group_by("shard").aggregate([("i", "count")]).column("i_count").to_pylist()) == [50, 50, 50]
