@@ -16,7 +16,7 @@ def test_two_receivers_register_one_archive_in_a_postgres_catalog(make_receiver,
     url = postgres.create_database("receivers")
     archive = tmp_path / "archive"
     shards = [make_receiver(retention="1h", archive=str(archive), iceberg_catalog=url) for _ in range(2)]
-    sent = [spans_at(hours_ago(4), 200, f"r{i}a") + spans_at(hours_ago(3), 100, f"r{i}b") for i in range(2)]
+    sent = [spans_at(hours_ago(3), 150, f"r{i}-") for i in range(2)]  # the same window: both append to its tables
     senders = [threading.Thread(target=send, args=(r.grpc_address, s)) for r, s in zip(shards, sent, strict=True)]
     for t in senders:
         t.start()
@@ -27,7 +27,7 @@ def test_two_receivers_register_one_archive_in_a_postgres_catalog(make_receiver,
         while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < len(spans):
             assert time.monotonic() < deadline, report
             time.sleep(0.1)
-        assert report["iceberg_appends"] >= 2, report  # its two windows' span files, at least
+        assert report["iceberg_appends"] >= 1, report  # its window's span file, at least
     for r in shards:
         r.stop()
     assert not (archive / "iceberg_catalog.db").exists()  # the default SQLite catalog was not used
@@ -39,5 +39,5 @@ def test_two_receivers_register_one_archive_in_a_postgres_catalog(make_receiver,
     want = {s["span_id"].hex(): (s["name"], s["end"]) for spans in sent for s in spans}
     got = list(zip(scanned.column("span_id").to_pylist(), scanned.column("name").to_pylist(),
                    scanned.column("end_time").to_pylist(), strict=True))  # fmt: skip
-    assert len(got) == len(want) == 600  # each span once
+    assert len(got) == len(want) == 300  # each span once
     assert {i: (n, e) for i, n, e in got} == want  # names and nanosecond end times kept
