@@ -50,6 +50,7 @@ def window_dir(root: str, signal: str, start: dt.datetime) -> str:
 
 class Archive:
     def __init__(self, uri: str) -> None:
+        uri, self.since, self.until = _reading_days(uri)
         self.uri = uri
         self.fs, root = pafs.FileSystem.from_uri(uri)
         if isinstance(self.fs, pafs.S3FileSystem):
@@ -62,6 +63,10 @@ class Archive:
     @property
     def is_local(self) -> bool:
         return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def reads_day(self, day: str) -> bool:
+        """Whether readers of this archive read the partition ``date=day`` (``since``/``until`` of the URI)."""
+        return (self.since is None or day >= self.since) and (self.until is None or day < self.until)
 
     def files(self, signal: str, start: dt.datetime | None = None) -> list[str]:
         """The Parquet files of one table (one window when ``start`` is given)."""
@@ -101,6 +106,23 @@ class Archive:
         """Rows (from the footer, read back from the store) and bytes of one written file."""
         with self.fs.open_input_file(path) as f:
             return pq.ParquetFile(f).metadata.num_rows, f.size()
+
+
+def _reading_days(uri: str) -> tuple[str, str | None, str | None]:
+    """``uri`` without its ``since``/``until`` query parameters, and their days (``YYYY-MM-DD``; None: unbounded).
+
+    They bound what readers of the archive read to the ``date=`` partitions in ``[since, until)``: a per-run
+    view has no time column to prune by, so without them it reads every day (docs/scale.md, "Lifecycle"). Writing
+    ignores them (``files`` lists every day)."""
+    parts = urllib.parse.urlsplit(uri)
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    days = {k: v for k, v in query if k in ("since", "until")}
+    for v in days.values():
+        dt.date.fromisoformat(v)  # a malformed day fails here, not as an empty archive
+    if not days:
+        return uri, None, None
+    rest = urllib.parse.urlencode([(k, v) for k, v in query if k not in days], safe=":")
+    return parts._replace(query=rest).geturl(), days.get("since"), days.get("until")
 
 
 def _s3(uri: str) -> pafs.S3FileSystem:

@@ -77,20 +77,26 @@ def archive_source(
         return None
     base = f"{archive.root}/signal={table}"
     time_col = BY_TABLE[table].time
-    if time_col is None:
+    bounded = archive.since is not None or archive.until is not None
+    if time_col is None and not bounded:
         return _scan(con, archive, base, files, f"archive_{table}", sources)
     days: dict[str, list[str]] = {}
     for path in files:
         match = re.search(r"/date=(\d{4}-\d{2}-\d{2})/", path.removeprefix(base))
-        if match:
+        if match and archive.reads_day(match[1]):
             days.setdefault(match[1], []).append(path)
+    if not days:
+        return None
     branches = []
     for day, day_files in sorted(days.items()):
         name = f"archive_{table}_{day.replace('-', '')}"
         scan = _scan(con, archive, f"{base}/date={day}", day_files, name, sources)
-        branches.append(
-            f"SELECT * FROM {scan} WHERE \"{time_col}\" >= DATE '{day}' AND \"{time_col}\" < DATE '{day}' + 1"
-        )
+        if time_col is None:  # span children of a bounded archive: their spans' days
+            branches.append(f"SELECT * FROM {scan}")
+        else:
+            branches.append(
+                f"SELECT * FROM {scan} WHERE \"{time_col}\" >= DATE '{day}' AND \"{time_col}\" < DATE '{day}' + 1"
+            )
     return "(" + " UNION ALL BY NAME ".join(branches) + ")"
 
 
