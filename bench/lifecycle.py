@@ -2,10 +2,17 @@
 delete step cost, and derived-query time over the live store vs over live ∪ archive.
 
     nice python bench/lifecycle.py --spans 200000
+    nice python bench/lifecycle.py --spans 10000000 --build-parts 2 --runs 1 --repeat 1 --archive-only
 
 Builds a store with bench/derive.py's generator (runs spread over 30 days), copies it, then archives and deletes
 every window of the copy through the receiver's own Lifecycle (plan on a cursor, delete steps on the connection)
-and times bench/derive.py's queries on the original and on the emptied copy read with its archive.
+and times bench/derive.py's queries on the original and on the emptied copy read with its archive, then the
+per-run ones with the archive read bounded to the run's days (``?since=…&until=…``).
+
+Large sizes: ``--build-parts N`` builds the store in N processes (disjoint run ranges, each through the fold and
+the writer) and merges them; ``--archive-only`` archives every window in place without deleting it (no copy, no
+delete steps: the archive write and its planning alone) and reads an empty live store with the archive, which
+holds the same rows as the emptied copy. Progress goes to stderr as it runs, so a cut run still shows its rate.
 """
 
 from __future__ import annotations
