@@ -116,12 +116,11 @@ def _reading_days(uri: str) -> tuple[str, str | None, str | None]:
     ignores them (``files`` lists every day)."""
     parts = urllib.parse.urlsplit(uri)
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    days = {k: v for k, v in query if k in ("since", "until")}
-    for v in days.values():
-        dt.date.fromisoformat(v)  # a malformed day fails here, not as an empty archive
+    # normalised (a malformed day fails here, not as an empty archive): compared with partition names as text
+    days = {k: dt.date.fromisoformat(v).isoformat() for k, v in query if k in ("since", "until")}
     if not days:
         return uri, None, None
-    rest = urllib.parse.urlencode([(k, v) for k, v in query if k not in days], safe=":")
+    rest = urllib.parse.urlencode([(k, v) for k, v in query if k not in ("since", "until")], safe=":")
     return parts._replace(query=rest).geturl(), days.get("since"), days.get("until")
 
 
