@@ -31,6 +31,7 @@ import shutil
 import statistics
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -40,6 +41,7 @@ from agent_spans import kv
 from store_options import add_store_options
 
 SPANS_PER_RUN = 100
+BUILD_INFLIGHT = 16  # decoded requests the store build keeps queued for the writer
 RUNS_PER_REQUEST = 5
 MODELS = [
     ("openai", "gpt-4o", "gpt-4o-2024-08-06"),
@@ -300,14 +302,22 @@ def build_store(path: str, n_spans: int, seed: int) -> list[str]:
     writer = Writer(con, max_inflight_bytes=1 << 62)
     redactor = Redactor(load_rules(None, use_defaults=True))
     run_ids: list[str] = []
+    # Requests in flight, as a receiver has them: the writer group-commits them. Waiting for each one alone
+    # made every commit wait out the writer's batch timeout for a second request that never came.
+    inflight: deque = deque()
     t0 = time.perf_counter()
     for first in range(0, n_runs, RUNS_PER_REQUEST):
         payload, ids = make_request(rnd, first, min(RUNS_PER_REQUEST, n_runs - first), start_ns, run_gap_ns)
         run_ids += ids
-        writer.write(decode_payload("traces", PROTOBUF, payload, redactor, None, time.time_ns() // 1000))
+        batch = decode_payload("traces", PROTOBUF, payload, redactor, None, time.time_ns() // 1000)
+        inflight.append(writer.submit(batch, writer.admit(batch.payload_bytes)))
+        if len(inflight) >= BUILD_INFLIGHT:
+            inflight.popleft().result()
         if first and first % 1000 == 0:
             done = first * SPANS_PER_RUN
             print(f"  {done:>9,} spans written ({done / (time.perf_counter() - t0):,.0f}/s)", file=sys.stderr)
+    for future in inflight:
+        future.result()
     writer.close()
     con.execute("CHECKPOINT").fetchall()
     con.close()
