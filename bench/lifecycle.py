@@ -50,35 +50,11 @@ def same(a: list[tuple], b: list[tuple]) -> bool:
 def build_part(path: str, n_spans: int, part: int, parts: int, seed: int) -> None:
     """Runs ``[part * n / parts, (part + 1) * n / parts)`` of bench/derive.py's store of ``n_spans`` (the same
     times and run numbering), through the receiver's fold and writer, into ``path``; its own random stream."""
-    import random
-
-    from bench.derive import RUNS_PER_REQUEST, SPANS_PER_RUN, make_request
-    from otel_agent.fold.decode import PROTOBUF, decode_payload
-    from otel_agent.fold.redact import Redactor, load_rules
-    from otel_agent.ingest.writer import Writer
-    from otel_agent.store.database import open_store
+    from bench.derive import SPANS_PER_RUN, build_store
 
     n_runs = max(1, n_spans // SPANS_PER_RUN)
-    lo, hi = part * n_runs // parts, (part + 1) * n_runs // parts
-    rnd, start_ns, run_gap_ns = (
-        random.Random(seed * 1000 + part),
-        1_790_000_000_000_000_000,
-        30 * 86400 * 10**9 // n_runs,
-    )
-    con = open_store(path)
-    writer = Writer(con, max_inflight_bytes=1 << 62)
-    redactor = Redactor(load_rules(None, use_defaults=True))
-    t0 = time.perf_counter()
-    for first in range(lo, hi, RUNS_PER_REQUEST):
-        payload, _ = make_request(rnd, first, min(RUNS_PER_REQUEST, hi - first), start_ns, run_gap_ns)
-        writer.write(decode_payload("traces", PROTOBUF, payload, redactor, None, time.time_ns() // 1000))
-        if (first - lo) % 2000 == 0 and first > lo:
-            done = (first - lo) * SPANS_PER_RUN
-            print(f"  part {part}: {done:>9,} spans written ({done / (time.perf_counter() - t0):,.0f}/s); "
-                  f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)  # fmt: skip
-    writer.close()
-    con.execute("CHECKPOINT").fetchall()
-    con.close()
+    runs = (part * n_runs // parts, (part + 1) * n_runs // parts)
+    build_store(path, n_spans, seed * 1000 + part, runs=runs, label=f"part {part}: ")
 
 
 def build_in_parts(path: str, n_spans: int, parts: int, seed: int) -> None:
