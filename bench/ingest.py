@@ -116,10 +116,16 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
                 rate: float, max_rate: float, lineage: bool, ready: mp.Queue, go: mp.Queue,
                 out: mp.Queue) -> None:  # fmt: skip
     # Every client's spans start "now" and move forward in time, as live traffic does (spans of all clients
-    # interleave in time; ids are unique per client and request).
-    base = time.time_ns()
-    # Span time advances as fast as real time at the client's expected rate, so end times follow arrival.
+    # interleave in time; ids are unique per client and request). Span time advances as fast as real time at the
+    # client's expected rate, so end times follow arrival.
     spacing = int(1e9 / (rate or max_rate))
+
+    # "Now" is when sending starts, not when encoding starts: on a loaded machine encoding the pool takes
+    # minutes, and spans older than the receiver's recent window (120 s) would send every commit to the
+    # stored-duplicate query, which live traffic never needs. The encoding time is estimated from one request.
+    t0 = time.perf_counter()
+    make_request(spans, time.time_ns(), 0, spacing_ns=spacing, lineage=lineage)
+    base = time.time_ns() + int((time.perf_counter() - t0) * n_requests * 1e9)
     payloads = [
         make_request(spans, base + i * spans * spacing, seed * 100_000 + i, spacing_ns=spacing, lineage=lineage)
         for i in range(n_requests)
@@ -157,6 +163,7 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
     start_at = go.get()
     while time.time() < start_at:
         time.sleep(0.001)
+    cpu0 = time.process_time()
     end = start_at + duration
     interval = (spans / rate) * inflight if rate else 0.0
 
@@ -192,7 +199,7 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
     for t in threads:
         t.join()
     out.put({"acked": state["acked"], "retries": state["retries"], "lat": state["lat"], "when": state["when"],
-             "ran_out": state["next"] >= len(payloads)})  # fmt: skip
+             "ran_out": state["next"] >= len(payloads), "cpu_s": time.process_time() - cpu0})  # fmt: skip
 
 
 def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:
@@ -296,6 +303,8 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
         # CPU seconds of the receiver (main process and decode workers) per thousand committed spans: the figure
         # that holds on a shared machine, where wall-clock throughput follows the neighbours' load.
         "cpu_ms_per_1k_spans": (sum(cpu_after) - sum(cpu_before)) / max(acked, 1) * 1e6,
+        # The clients share the machine's cores with the receiver: a costlier client leaves it less CPU.
+        "client_cpu_ms_per_1k_spans": sum(r["cpu_s"] for r in results) / max(acked, 1) * 1e6,
         "writer_stage_seconds": health["commit_stage_seconds"],
         "duplicate_queries": health.get("duplicate_queries"),
     }
@@ -341,7 +350,7 @@ def describe(r: dict) -> str:
         f"stored={r['stored_spans']:,}/{r['acked_spans']:,} acked  peak RSS={r['receiver_peak_rss_mb']:.0f} MB "
         f"(main process {r['receiver_main_peak_rss_mb']:.0f} MB; PSS {r['receiver_peak_pss_mb']:.0f} MB)  "
         f"CPU cores: receiver {r['cpu_main_cores']:.2f} + decode workers {r['cpu_workers_cores']:.2f} "
-        f"({r['cpu_ms_per_1k_spans']:.1f} CPU ms per 1k spans)"
+        f"({r['cpu_ms_per_1k_spans']:.1f} CPU ms per 1k spans; clients {r['client_cpu_ms_per_1k_spans']:.1f})"
     )
     if r["commits"] is not None:
         stages = ", ".join(
@@ -361,6 +370,42 @@ def throughput_ratios(rounds: list[dict], ours: str, other: str) -> list[float]:
 
 def each_round(values: list[float]) -> str:
     return ", ".join(f"{x:.2f}" for x in values)
+
+
+PACED_TARGET_RATE = 20_000
+"""Issue 16's paced latency target is set at this offered rate."""
+
+
+def print_targets(summary: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
+    """Issue 16's targets, each PASS or MISS on the medians over the rounds (or why it was not measured)."""
+    ratios = summary.get("ratios", {})
+    grpc, paced = summary.get("grpc"), summary.get("paced")
+
+    def check(name: str, value: float | None, ok: bool, shown: str, missing: str) -> None:
+        verdict = "not measured" if value is None else ("PASS" if ok else "MISS")
+        print(f"  {verdict:>12}  {name}: {shown if value is not None else missing}")
+
+    print(f"targets (issue 16), medians of {args.rounds} round(s):")
+    ratio = ratios.get("grpc_over_baseline")
+    check("gRPC over the baseline >= 1.7x", ratio, ratio is not None and ratio >= 1.7,
+          f"{ratio or 0:.2f}x", "needs phases baseline,grpc")  # fmt: skip
+    rate = grpc["committed_spans_per_s"] if grpc else None
+    check(">= 55,000 spans/s committed over gRPC", rate, rate is not None and rate >= 55_000,
+          f"{rate or 0:,.0f} spans/s", "needs phase grpc")  # fmt: skip
+    over = ratios.get("http_over_grpc")
+    check("HTTP/protobuf within 10 % of gRPC", over, over is not None and over >= 0.9,
+          f"{over or 0:.2f}x", "needs phases grpc,http")  # fmt: skip
+    p99 = grpc["p99_ms"] if grpc else None
+    check("p99 <= 250 ms at full load (gRPC)", p99, p99 is not None and p99 <= 250,
+          f"{p99 or 0:.0f} ms", "needs phase grpc")  # fmt: skip
+    paced_p99 = paced["p99_ms"] if paced and args.paced_rate == PACED_TARGET_RATE else None
+    kept_up = paced is not None and paced["committed_spans_per_s"] >= 0.95 * args.paced_rate
+    shown = f"{paced_p99 or 0:.0f} ms"
+    if paced is not None and not kept_up:
+        shown += f" (and only {paced['committed_spans_per_s']:,.0f} of {args.paced_rate:,.0f} spans/s committed)"
+    check(f"p99 <= 150 ms paced at {PACED_TARGET_RATE:,} spans/s", paced_p99,
+          paced_p99 is not None and kept_up and paced_p99 <= 150, shown,
+          f"needs phase paced at --paced-rate {PACED_TARGET_RATE}")  # fmt: skip
 
 
 def main() -> None:
@@ -444,6 +489,7 @@ def main() -> None:
     if "http" in phases and "grpc" in phases:
         http = ratios["http_over_grpc"] = median(throughput_ratios(rounds, "http", "grpc"))
         print(f"  same-run ratio http / grpc: {http:.2f}x")
+    print_targets(summary, args)
     if not args.no_ceiling:
         ceil = ceiling(args.spans, args.lineage)
         print(f"ceiling (decode + fold, one process, one thread): {ceil:,.0f} spans/s")
