@@ -23,7 +23,7 @@ from otel_agent.config import ReceiverConfig, parse_endpoint
 from otel_agent.errors import EndpointUnavailableError, StoreHeldError
 from otel_agent.fold.redact import load_rules
 from otel_agent.ingest.decoder import make_decoder
-from otel_agent.ingest.writer import Writer
+from otel_agent.ingest.writer import Writer, take_over_checkpoints
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.reading import attach_history, detach_history, refresh_history
 from otel_agent.lifecycle.retention import make_lifecycle
@@ -120,6 +120,7 @@ class Receiver:
         preflight(config)
         self._created = config.db != ":memory:" and not Path(config.db).exists()
         self.con = _open(config)
+        checkpoints = take_over_checkpoints(self.con)  # before lock_down: it sets DuckDB's threshold
         history = _reads_archive(config)
         if history is not None:  # before lock_down: it names the one directory DuckDB may read
             attach_history(self.con, history)
@@ -133,6 +134,7 @@ class Receiver:
             batch_max_items=config.batch_max_items,
             batch_timeout_s=config.batch_timeout_ms / 1000,
             maintenance=self.lifecycle if self.lifecycle.enabled else None,
+            checkpoints=checkpoints,
         )
         self.decoder = make_decoder(rules, config.decode_workers, config.decode_timeout_s)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)

@@ -37,3 +37,23 @@ def test_written_rows_land_in_small_row_groups_and_cursors_see_the_store(tmp_pat
     ro = duckdb.connect(str(path), read_only=True)
     assert ro.execute("SELECT count(*) FROM spans").fetchall() == [(n,)]
     ro.close()
+
+
+def test_the_writer_checkpoints_after_the_group_commit_not_inside_it(tmp_path) -> None:
+    """DuckDB would checkpoint inside the COMMIT that crosses the threshold (so that group's replies wait for
+    it); the writer runs CHECKPOINT itself after the replies, and leaves DuckDB only a backstop (4x)."""
+    path = tmp_path / "checkpoints.duckdb"
+    con = open_store(path, checkpoint_threshold="1MB")
+    writer = Writer(con, max_inflight_bytes=1 << 40)
+    assert con.execute("SELECT current_setting('checkpoint_threshold')").fetchall() == [("3.8 MiB",)]
+    n = 20_000
+    for first in range(0, n, 2000):
+        request = span_request([{"name": f"s{i}", "attributes": {"k": "v" * 200}} for i in range(first, first + 2000)])
+        writer.write(decode_payload("traces", PROTOBUF, request.SerializeToString(), Redactor(), None, 0))
+    writer.close()
+    wal = path.with_name(path.name + ".wal")
+    assert writer.stats.checkpoints >= 4
+    assert writer.stats.stage_seconds["checkpoint"] > 0
+    assert (wal.stat().st_size if wal.exists() else 0) < 1_000_000
+    con.close()
+    assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM spans").fetchall() == [(n,)]
