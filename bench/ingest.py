@@ -50,7 +50,14 @@ def free_port() -> int:
 class ReceiverProcess:
     """``otel-agent serve`` (``baseline=False``) or ``bench/baseline_receiver.py`` in its own process."""
 
-    def __init__(self, db: str, extra: list[str], baseline: bool = False, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        db: str,
+        extra: list[str],
+        baseline: bool = False,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
         self.grpc_port, self.http_port = free_port(), free_port()
         self.baseline = baseline
         if baseline:
@@ -63,7 +70,7 @@ class ReceiverProcess:
             cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db,
                    "--grpc-endpoint", f"127.0.0.1:{self.grpc_port}", "--http-endpoint", f"127.0.0.1:{self.http_port}",
                    "--log-level", "warning", *extra]  # fmt: skip
-            self.proc = subprocess.Popen(cmd, env=env)
+            self.proc = subprocess.Popen(cmd, env=env, cwd=cwd)
         self.peak_rss = 0
         self.peak_main_rss = 0
         self.peak_pss = 0
@@ -210,11 +217,15 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
     kind = "http" if phase.startswith("http") else "grpc"
     baseline = phase == "baseline"
     env = {**os.environ, "OTEL_AGENT_NATIVE_FOLD": "off"} if phase == "grpc-python" else None
+    cwd = None
     if phase.endswith("-ref"):  # the same receiver from another checkout (--ref): A/B of a change in one run
-        env = {**os.environ, "PYTHONPATH": str(Path(args.ref).resolve())}
+        # Run from that checkout too: ``python -m`` puts the working directory ahead of PYTHONPATH, so run from
+        # this one it would import this checkout's code (as every -ref phase did before this line).
+        cwd = str(Path(args.ref).resolve())
+        env = {**os.environ, "PYTHONPATH": cwd}
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
     extra = args.receiver_args.split() if args.receiver_args else []
-    receiver = ReceiverProcess(db, extra, baseline=baseline, env=env)
+    receiver = ReceiverProcess(db, extra, baseline=baseline, env=env, cwd=cwd)
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients
     n_requests = int(per_client_rate * args.duration / args.spans * 1.3) + args.inflight

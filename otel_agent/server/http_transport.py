@@ -150,6 +150,7 @@ def build_app(
                 "failed_group_commits": writer.stats.failed_commits,
                 "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
                 "duplicate_queries": writer.stats.duplicate_queries,
+                "checkpoints": writer.stats.checkpoints,
                 "decode_worker_restarts": pipeline.decoder.restarts,
                 "lifecycle": writer.maintenance.report() if writer.maintenance else None,
             }
