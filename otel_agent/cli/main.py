@@ -11,7 +11,6 @@ usage errors (click's), any ``OtelAgentError`` (a setting, a store file, a recei
 
 from __future__ import annotations
 
-import gc
 import logging
 import signal
 import sys
@@ -109,10 +108,6 @@ def serve(**settings: Any) -> None:
     config = ReceiverConfig.resolve(**settings)
     logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     receiver = Receiver(config).start()
-    # What start-up allocated (modules, the DuckDB/Arrow/gRPC bindings, templates: ~50,000 objects) goes to the
-    # permanent generation: a full collection holds the GIL, stalling the writer and every reply, and would
-    # traverse all of it (≈ 25 CPU ms) where it now traverses what was allocated since (docs/scale.md).
-    gc.freeze()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
