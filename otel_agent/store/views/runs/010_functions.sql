@@ -1,10 +1,13 @@
 -- Scalar helpers used by the run views. Prefix oa_ marks them as internal (they may change).
 
--- An attribute value (extracted as text) as a non-negative integer count; NULL when absent, negative or not a
--- number ('12', '12.0' and '1.2e1' read 12). v appears once: macro arguments are expanded where they appear.
-CREATE OR REPLACE MACRO oa_count(v) AS nullif(greatest(TRY_CAST(v AS BIGINT), -1), -1);
+-- An attribute value (extracted as text) as a non-negative integer count; NULL when absent, negative (-0.4
+-- included) or not a number ('12', '12.0' and '1.2e1' read 12). v appears once: macro arguments are expanded where
+-- they appear. Through UBIGINT, which refuses a negative value, not nullif/greatest: a CASE costs the planner
+-- several times more, and the classification has a dozen counts (docs/views-runs.md, "Performance").
+CREATE OR REPLACE MACRO oa_count(v) AS TRY_CAST(TRY_CAST(v AS UBIGINT) AS BIGINT);
 
--- Text attribute, with '' treated as absent.
+-- Text, with '' treated as absent. (The attributes the classification reads are cleaned once instead: see
+-- oa_attribute_text in 020_span_fields.sql.)
 CREATE OR REPLACE MACRO oa_text(v) AS nullif(v, '');
 
 -- The key a model name is priced by: lower case, without a routing prefix ('openai/gpt-4o',

@@ -18,6 +18,15 @@ FROM spans
 WHERE rid IS NOT NULL
   AND trace_id IN (SELECT trace_id FROM spans WHERE trace_id = rid OR run_id = rid);
 
+-- oa_attribute_text(doc): the attribute text the classification parses, each empty string value made
+-- null: an attribute set to '' is absent (falls back to the next name, as a missing one does), so the
+-- classification reads the parsed fields as they are instead of wrapping each in nullif (one CASE per read costs
+-- the planner more than the rest of the read, docs/views-runs.md "Performance"). Stored attributes are compact
+-- JSON (orjson, the native fold); the spaced form is cleaned too. In valid JSON `":` ends a key, so a value's
+-- text is never touched.
+CREATE OR REPLACE MACRO oa_attribute_text(doc) AS
+    replace(replace(CAST(doc AS VARCHAR), '":""', '":null'), '": ""', '": null');
+
 -- oa_span_fields_all(rid): every stored row, not yet deduplicated (for views that filter first, then
 -- deduplicate the few rows they keep); oa_span_fields(rid): one row per span.
 CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
@@ -26,7 +35,7 @@ SELECT
     status_code, status_message, service_name, scope_name, received_at,
     -- two structs: `a`, what the category and the health views read (provider_health, skill_health, tool_usage
     -- read nothing else, so the optimiser drops `b`: a JSON transform costs per key looked up), `b` the rest
-    json_transform(attributes,
+    json_transform(oa_attribute_text(attributes),
         '{"otel_agent.record.kind":"VARCHAR","openinference.span.kind":"VARCHAR",'
             || '"traceloop.span.kind":"VARCHAR","llm.request.type":"VARCHAR","gen_ai.operation.name":"VARCHAR",'
             || '"gen_ai.system":"VARCHAR","gen_ai.provider.name":"VARCHAR","llm.provider":"VARCHAR",'
@@ -42,7 +51,7 @@ SELECT
             || '"gen_ai.usage.cost":"VARCHAR","gen_ai.cost.total_cost":"VARCHAR","llm.cost.prompt":"VARCHAR",'
             || '"llm.cost.completion":"VARCHAR"}'
     ) AS a,
-    json_transform(attributes,
+    json_transform(oa_attribute_text(attributes),
         '{"otel_agent.run.id":"VARCHAR","otel_agent.step.id":"VARCHAR","otel_agent.step.name":"VARCHAR",'
             || '"otel_agent.iteration":"VARCHAR","otel_agent.skill.invocation_id":"VARCHAR",'
             || '"otel_agent.fallback.count":"VARCHAR","otel_agent.fallback.original_provider":"VARCHAR",'

@@ -19,7 +19,7 @@
 CREATE OR REPLACE MACRO oa_proxy_fields(rid) AS TABLE
 WITH d AS (
     SELECT trace_id, span_id, name, end_time, received_at,
-           json_transform(attributes,
+           json_transform(oa_attribute_text(attributes),
                '{"otel_agent.record.kind":"VARCHAR","otel_agent.proxy.client":"VARCHAR",'
                    || '"otel_agent.proxy.stream_chunks":"VARCHAR","metadata.user_api_key_hash":"VARCHAR",'
                    || '"metadata.user_api_key_alias":"VARCHAR","metadata.user_api_key_team_alias":"VARCHAR",'
@@ -37,10 +37,10 @@ SELECT
     trace_id, span_id,
     CASE WHEN a."otel_agent.record.kind" = 'proxy_request' THEN 'otel_agent' ELSE 'litellm' END AS source,
     coalesce(
-        oa_text(a."otel_agent.proxy.client"), oa_text(a."metadata.user_api_key_alias"),
-        oa_text(a."metadata.user_api_key_team_alias"), oa_text(a."metadata.user_api_key_user_id"),
-        oa_text(a."metadata.user_agent"), oa_text(a."user_agent.original"),
-        oa_text(a."metadata.requester_ip_address"), oa_text(a."client.address")
+        a."otel_agent.proxy.client", a."metadata.user_api_key_alias",
+        a."metadata.user_api_key_team_alias", a."metadata.user_api_key_user_id",
+        a."metadata.user_agent", a."user_agent.original",
+        a."metadata.requester_ip_address", a."client.address"
     ) AS client,
     oa_count(a."otel_agent.proxy.stream_chunks") AS stream_chunks,
     TRY_CAST(lower(a."llm.is_streaming") AS BOOLEAN) AS llm_is_streaming
@@ -48,10 +48,10 @@ FROM d
 WHERE a."otel_agent.record.kind" = 'proxy_request'
    OR (a."otel_agent.record.kind" IS NULL
        AND (name = 'Received Proxy Server Request'
-            OR oa_text(a."metadata.user_api_key_hash") IS NOT NULL
-            OR oa_text(a."metadata.user_api_key_alias") IS NOT NULL
-            OR oa_text(a."metadata.requester_ip_address") IS NOT NULL
-            OR oa_text(a."metadata.user_agent") IS NOT NULL))
+            OR a."metadata.user_api_key_hash" IS NOT NULL
+            OR a."metadata.user_api_key_alias" IS NOT NULL
+            OR a."metadata.requester_ip_address" IS NOT NULL
+            OR a."metadata.user_agent" IS NOT NULL))
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
 
 -- proxy_requests: one row per proxy request (a span classified as a provider call that is a proxy request).
