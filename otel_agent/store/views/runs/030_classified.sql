@@ -245,19 +245,19 @@ parents AS MATERIALIZED (
 exceptions AS MATERIALIZED (
     SELECT
         trace_id, span_id,
-        arg_min(exception_type, (src, ord)) FILTER (WHERE exception_type IS NOT NULL) AS exception_type,
-        arg_min(exception_message, (src, ord)) FILTER (WHERE exception_message IS NOT NULL) AS exception_message,
+        arg_min(exception_type, k) FILTER (WHERE exception_type IS NOT NULL) AS exception_type,
+        arg_min(exception_message, k) FILTER (WHERE exception_message IS NOT NULL) AS exception_message,
         bool_or(src = 1) AS from_log,
         -- one struct, not six columns, through the layers below (their planning time grows with columns)
         CASE WHEN bool_or(src >= 2) THEN {
-            'name': arg_min(guard_name, (src, ord)) FILTER (WHERE guard_name IS NOT NULL),
-            'verdict': arg_min(guard_verdict, (src, ord)) FILTER (WHERE guard_verdict IS NOT NULL),
-            'reason': arg_min(guard_reason, (src, ord)) FILTER (WHERE guard_reason IS NOT NULL),
-            'stage': arg_min(guard_stage, (src, ord)) FILTER (WHERE guard_stage IS NOT NULL),
-            'target_id': arg_min(guard_target_id, (src, ord)) FILTER (WHERE guard_target_id IS NOT NULL),
-            'action': arg_min(guard_action, (src, ord)) FILTER (WHERE guard_action IS NOT NULL)} END AS ev_guard
+            'name': arg_min(guard_name, k) FILTER (WHERE guard_name IS NOT NULL),
+            'verdict': arg_min(guard_verdict, k) FILTER (WHERE guard_verdict IS NOT NULL),
+            'reason': arg_min(guard_reason, k) FILTER (WHERE guard_reason IS NOT NULL),
+            'stage': arg_min(guard_stage, k) FILTER (WHERE guard_stage IS NOT NULL),
+            'target_id': arg_min(guard_target_id, k) FILTER (WHERE guard_target_id IS NOT NULL),
+            'action': arg_min(guard_action, k) FILTER (WHERE guard_action IS NOT NULL)} END AS ev_guard
     FROM (
-        SELECT trace_id, span_id, src, ord, exception_type, exception_message,
+        SELECT trace_id, span_id, src, (src, ord) AS k, exception_type, exception_message,  -- k: the order
                oa_text(coalesce(oa_text(g->>'gen_ai.guardrail.name'), g->>'gen_ai.guardrail.component.name'))
                    AS guard_name,
                oa_text(g->>'gen_ai.guardrail.verdict.type') AS guard_verdict,
@@ -312,24 +312,21 @@ trace_runs AS (
 nested_usage AS (
     SELECT
         trace_id, parent_span_id,
-        any_value(response_model) FILTER (WHERE base_category = 'provider_call') AS response_model,
-        CAST(sum(input_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS input_tokens,
-        CAST(sum(output_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS output_tokens,
-        CAST(sum(reported_total_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT)
-            AS reported_total_tokens,
-        CAST(sum(cache_read_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS cache_read_tokens,
-        CAST(sum(cache_creation_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT)
-            AS cache_creation_tokens,
-        CAST(sum(reasoning_tokens) FILTER (WHERE base_category = 'provider_call') AS BIGINT) AS reasoning_tokens,
-        sum(reported_cost_usd) FILTER (WHERE base_category = 'provider_call') AS reported_cost_usd,
-        bool_or(status_code = 'ERROR' OR attr_error_type IS NOT NULL OR from_log) AS has_error_child
-    FROM (SELECT c.trace_id, c.parent_span_id, c.base_category, c.status_code, c.attr_error_type, c.response_model,
-                 c.input_tokens, c.output_tokens, c.reported_total_tokens, c.cache_read_tokens,
-                 c.cache_creation_tokens, c.reasoning_tokens, c.reported_cost_usd,
-                 coalesce(lf.from_log, false) AS from_log
+        any_value(response_model) FILTER (WHERE is_pc) AS response_model,
+        CAST(sum(input_tokens) FILTER (WHERE is_pc) AS BIGINT) AS input_tokens,
+        CAST(sum(output_tokens) FILTER (WHERE is_pc) AS BIGINT) AS output_tokens,
+        CAST(sum(reported_total_tokens) FILTER (WHERE is_pc) AS BIGINT) AS reported_total_tokens,
+        CAST(sum(cache_read_tokens) FILTER (WHERE is_pc) AS BIGINT) AS cache_read_tokens,
+        CAST(sum(cache_creation_tokens) FILTER (WHERE is_pc) AS BIGINT) AS cache_creation_tokens,
+        CAST(sum(reasoning_tokens) FILTER (WHERE is_pc) AS BIGINT) AS reasoning_tokens,
+        sum(reported_cost_usd) FILTER (WHERE is_pc) AS reported_cost_usd,
+        bool_or(in_err) AS has_error_child
+    FROM (SELECT c.trace_id, c.parent_span_id, c.response_model, c.input_tokens, c.output_tokens,
+                 c.reported_total_tokens, c.cache_read_tokens, c.cache_creation_tokens, c.reasoning_tokens,
+                 c.reported_cost_usd, c.base_category = 'provider_call' AS is_pc,
+                 c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(lf.from_log, false) AS in_err
           FROM c LEFT JOIN exceptions AS lf ON lf.from_log AND lf.trace_id = c.trace_id AND lf.span_id = c.span_id)
-    WHERE parent_span_id IS NOT NULL
-      AND (base_category = 'provider_call' OR status_code = 'ERROR' OR attr_error_type IS NOT NULL OR from_log)
+    WHERE parent_span_id IS NOT NULL AND (is_pc OR in_err)
     GROUP BY trace_id, parent_span_id
 ),
 j AS (
@@ -362,6 +359,8 @@ j AS (
         x.exception_type,
         x.exception_message,
         coalesce(x.from_log, false) AS failed_by_log,
+        -- in error: its status, error.type, or a gen_ai.client.operation.exception record (written once here)
+        c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false) AS in_error,
         x.ev_guard
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
@@ -438,7 +437,7 @@ SELECT
      'request_stream': request_stream, 'time_to_first_chunk_ms': time_to_first_chunk_ms,
      'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state,
      -- the span's status message, else the message of its exception (span event, then log record)
-     'error_message': CASE WHEN status_code = 'ERROR' OR attr_error_type IS NOT NULL OR failed_by_log
+     'error_message': CASE WHEN in_error
                            THEN coalesce(oa_text(status_message), exception_message) END} AS genai_ext,
     coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
     verifier_outcome,
@@ -466,8 +465,8 @@ SELECT
     -- else the type a status message starts with; else _OTHER
     coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' OR failed_by_log THEN
         coalesce(exception_type, oa_error_type_of_message(status_message), '_OTHER') END) AS error_type,
-    (status_code = 'ERROR' OR attr_error_type IS NOT NULL OR failed_by_log) AS is_error,
-    (status_code = 'ERROR' OR attr_error_type IS NOT NULL OR failed_by_log) AND NOT has_error_child
+    in_error AS is_error,
+    in_error AND NOT has_error_child
         AS is_error_origin,
     parent_found,
     -- a span directly inside a span of the same counted category records the same work twice (two

@@ -33,12 +33,12 @@ agg AS (
         count(*) AS span_count,
         list_sort(list(DISTINCT convention)) AS conventions,
         -- what the run-level spans (else the roots) say between them
-        arg_min(workflow_name, (convention <> 'otel_agent', start_time, span_id))
+        arg_min(workflow_name, run_order)
             FILTER (WHERE category = 'flow_run' AND workflow_name IS NOT NULL) AS run_workflow_name,
-        arg_min(agent_name, (convention <> 'otel_agent', start_time, span_id))
+        arg_min(agent_name, run_order)
             FILTER (WHERE category = 'flow_run' AND agent_name IS NOT NULL) AS run_agent_name,
         bool_or(is_error) FILTER (WHERE category = 'flow_run') AS run_in_error,
-        arg_min(error_type, (convention <> 'otel_agent', start_time, span_id))
+        arg_min(error_type, run_order)
             FILTER (WHERE category = 'flow_run' AND is_error) AS run_error_type,
         bool_or(is_error) FILTER (WHERE NOT parent_found) AS root_in_error,
         arg_min(error_type, (start_time, span_id)) FILTER (WHERE NOT parent_found AND is_error) AS root_error_type,
@@ -46,8 +46,7 @@ agg AS (
         arg_min(agent_name, start_time) FILTER (WHERE category = 'step' AND agent_name IS NOT NULL)
             AS first_agent,
         arg_min(agent_name, start_time) FILTER (WHERE agent_name IS NOT NULL) AS any_agent,
-        arg_min(coalesce(conversation_id, session_id), start_time)
-            FILTER (WHERE coalesce(conversation_id, session_id) IS NOT NULL) AS session_id,
+        arg_min(session_ref, start_time) FILTER (WHERE session_ref IS NOT NULL) AS session_id,
         count(*) FILTER (WHERE category = 'step') AS steps,
         count(*) FILTER (WHERE category = 'skill_invocation') AS skill_invocations,
         count(*) FILTER (WHERE is_call) AS provider_calls,
@@ -80,7 +79,9 @@ agg AS (
         SELECT
             *,
             category = 'provider_call' AND NOT nested_call AS is_call,  -- counted once (see provider_calls)
-            category IN ('provider_call', 'tool_invocation') AND NOT nested_call AS is_billed
+            category IN ('provider_call', 'tool_invocation') AND NOT nested_call AS is_billed,
+            (convention <> 'otel_agent', start_time, span_id) AS run_order,  -- which run-level span speaks first
+            coalesce(conversation_id, session_id) AS session_ref
         FROM query_table(source)
     )
     GROUP BY run_id
