@@ -229,8 +229,9 @@ WITH c AS MATERIALIZED (
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
 ),
--- What the events of a span say, read in one pass over span_events and one over logs, each a semi-join on keys
--- (an event's JSON is read only once it is known to belong to a span that can use it):
+-- What the events of a span say, read in one pass over span_events and one over logs (plus the log records with
+-- no span context, matched by response id), all joined with the spans once, on keys (an event's JSON is read
+-- only once it is known to belong to a span that can use it):
 -- * exceptions: the first `exception` span event of a span in ERROR (OpenInference, pydantic-ai, smolagents and
 --   others record a failure only so; src 0), and the GenAI gen_ai.client.operation.exception event, an OTLP log
 --   record (src 1) of the span it is parented to (its trace_id/span_id), else, with no span context, of the
@@ -257,7 +258,7 @@ exceptions AS MATERIALIZED (
             'target_id': arg_min(guard_target_id, k) FILTER (WHERE guard_target_id IS NOT NULL),
             'action': arg_min(guard_action, k) FILTER (WHERE guard_action IS NOT NULL)} END AS ev_guard
     FROM (
-        SELECT trace_id, span_id, src, (src, ord) AS k, exception_type, exception_message,  -- k: the order
+        SELECT trace_id, span_id, src, k, exception_type, exception_message,
                oa_text(coalesce(oa_text(g->>'gen_ai.guardrail.name'), g->>'gen_ai.guardrail.component.name'))
                    AS guard_name,
                oa_text(g->>'gen_ai.guardrail.verdict.type') AS guard_verdict,
@@ -266,38 +267,38 @@ exceptions AS MATERIALIZED (
                oa_text(g->>'gen_ai.guardrail.target.id') AS guard_target_id,
                oa_text(lower(g->>'gen_ai.guardrail.action.type')) AS guard_action
         FROM (
-            SELECT e.trace_id, e.span_id, CASE WHEN e.name = 'exception' THEN 0 ELSE 2 END AS src,
-                   e.event_index AS ord,
-                   CASE WHEN e.name = 'exception' THEN oa_text(e.attributes->>'exception.type') END AS exception_type,
-                   CASE WHEN e.name = 'exception' THEN oa_text(e.attributes->>'exception.message') END
-                       AS exception_message,
-                   CASE WHEN e.name <> 'exception' THEN e.attributes END AS g
-            FROM span_events AS e
-            SEMI JOIN (SELECT trace_id, span_id, status_code = 'ERROR' AS in_error,
-                              base_category = 'guard_result' AND record_kind IS NULL AS guard
-                       FROM c WHERE status_code = 'ERROR' OR (base_category = 'guard_result' AND record_kind IS NULL))
-                AS x
-                ON x.trace_id = e.trace_id AND x.span_id = e.span_id
-               AND ((e.name = 'exception' AND x.in_error) OR (e.name = 'gen_ai.guardrail.result' AND x.guard))
-            WHERE e.name IN ('exception', 'gen_ai.guardrail.result')
-            UNION ALL
-            SELECT coalesce(l.trace_id, r.trace_id), coalesce(l.span_id, r.span_id), 1, epoch_ns(l.time),
-                   oa_text(l.attributes->>'exception.type'), oa_text(l.attributes->>'exception.message'), NULL
-            FROM logs AS l
-            LEFT JOIN (SELECT trace_id, span_id, response_id FROM c WHERE base_category = 'provider_call') AS r
-                ON oa_text(l.span_id) IS NULL AND r.response_id = l.attributes->>'gen_ai.response.id'
-            WHERE l.event_name = 'gen_ai.client.operation.exception'
-              AND (oa_text(l.span_id) IS NOT NULL OR r.span_id IS NOT NULL)
-            UNION ALL
-            SELECT l.trace_id, l.span_id, 3, epoch_ns(l.time), NULL, NULL, l.attributes
-            FROM logs AS l
-            SEMI JOIN (SELECT trace_id, span_id FROM c WHERE base_category = 'guard_result' AND record_kind IS NULL)
-                AS x
-                ON x.trace_id = l.trace_id AND x.span_id = l.span_id
-            WHERE l.event_name = 'gen_ai.guardrail.result'
+            SELECT y.trace_id, y.span_id, y.src, (y.src, y.ord) AS k,  -- k: the order
+                   CASE WHEN y.src <= 1 THEN oa_text(y.doc->>'exception.type') END AS exception_type,
+                   CASE WHEN y.src <= 1 THEN oa_text(y.doc->>'exception.message') END AS exception_message,
+                   CASE WHEN y.src >= 2 THEN y.doc END AS g
+            FROM (
+                SELECT trace_id, span_id, CASE WHEN name = 'exception' THEN 0 ELSE 2 END AS src, event_index AS ord,
+                       attributes AS doc
+                FROM span_events
+                WHERE name IN ('exception', 'gen_ai.guardrail.result')
+                UNION ALL
+                SELECT trace_id, span_id, CASE WHEN event_name = 'gen_ai.guardrail.result' THEN 3 ELSE 1 END,
+                       epoch_ns(time), attributes
+                FROM logs
+                WHERE event_name IN ('gen_ai.client.operation.exception', 'gen_ai.guardrail.result')
+                  AND oa_text(span_id) IS NOT NULL
+                UNION ALL
+                SELECT r.trace_id, r.span_id, 1, epoch_ns(l.time), l.attributes
+                FROM logs AS l
+                JOIN (SELECT trace_id, span_id, response_id FROM c WHERE base_category = 'provider_call') AS r
+                    ON r.response_id = l.attributes->>'gen_ai.response.id'
+                WHERE l.event_name = 'gen_ai.client.operation.exception' AND oa_text(l.span_id) IS NULL
+            ) AS y
+            -- one join with the spans for every source: an exception event counts on a span in ERROR, a guardrail
+            -- result (event or log record) on a third-party guard span, an exception log record on any span
+            JOIN c ON c.trace_id = y.trace_id AND c.span_id = y.span_id
+              AND CASE y.src
+                      WHEN 0 THEN c.status_code = 'ERROR'
+                      WHEN 1 THEN true
+                      ELSE c.base_category = 'guard_result' AND c.record_kind IS NULL
+                  END
         ) AS y
     ) AS x
-    SEMI JOIN c ON c.trace_id = x.trace_id AND c.span_id = x.span_id
     GROUP BY trace_id, span_id
 ),
 trace_runs AS (
