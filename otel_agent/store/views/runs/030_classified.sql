@@ -222,12 +222,12 @@ WITH k AS (
 -- oa_classified(rid): one row per span (deduplicated), with the category, run and nesting resolved.
 CREATE OR REPLACE MACRO oa_classified(rid) AS TABLE
 WITH c AS MATERIALIZED (
-    -- the latest row of each span (as the QUALIFY row_number() = 1 of the other layers): DISTINCT ON plans a
-    -- hash aggregate where that window partitioned and sorted every one of these ~70 columns (docs/views-runs.md,
-    -- "Performance": cost_breakdown_for_run ~7 % less CPU, run_metrics_for_run ~4 %, runs_for_run within noise)
-    SELECT DISTINCT ON (trace_id, span_id) *
+    -- the latest row of each span. Not DISTINCT ON (tried in 93039ab, ~7 % less CPU per run): over the whole
+    -- store its hash aggregate holds every wide row in memory and the runs view ran out of the receiver's
+    -- default 1 GB on 1 M spans, where this window's sort spills (docs/views-runs.md, "Performance")
+    SELECT *
     FROM oa_normalised_all(rid)
-    ORDER BY trace_id, span_id, end_time DESC, received_at DESC
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 ),
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
