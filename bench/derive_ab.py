@@ -157,3 +157,13 @@ def compare(args: argparse.Namespace) -> None:
         )
     walls = [med("now", i, "wall_ms") / med(base, i, "wall_ms") for i in range(len(rounds[base][0]))]
     print("wall-clock ratios (now / base): " + ", ".join(f"{w:.2f}" for w in walls))
+    # a round's two sides run back to back, so the ratio within a round shares that minute's machine: the median of
+    # those ratios, and their spread, say how far the CPU ratio above can be trusted on a noisy machine
+    print("CPU ratio within each round (now / base): median [lowest–highest]")
+    for i, res in enumerate(rounds[base][0]):
+        pairs = zip(rounds[base], rounds["now"], strict=True)
+        per_round = sorted(rn[i]["cpu_ms"] / rb[i]["cpu_ms"] for rb, rn in pairs)
+        print(
+            f"  {res['label'].strip():<38} {statistics.median(per_round):.2f}  "
+            f"[{per_round[0]:.2f}–{per_round[-1]:.2f}]  " + " ".join(f"{r:.2f}" for r in per_round)
+        )

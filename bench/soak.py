@@ -109,9 +109,13 @@ def store_bytes(db: str) -> int:
     return sum(os.path.getsize(p) for p in (db, db + ".wal") if os.path.exists(p))
 
 
-def committed(port: int) -> int:
-    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).read()
-    return int(json.loads(body)["items_committed"])
+def health(port: int) -> dict:
+    return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).read())
+
+
+STAGE_COLUMNS = ("prepare", "duplicates", "insert", "commit", "checkpoint")
+"""The writer's stages (/healthz commit_stage_seconds), printed per report as wall ms per 1,000 spans of that
+window: where the writer's time goes as the store grows."""
 
 
 def derived_queries(db: str) -> None:
@@ -178,13 +182,20 @@ def main() -> None:
     latencies: list[tuple[float, float]] = []
     target = args.spans // args.request_spans // args.clients * args.request_spans * args.clients
     mark, t_mark, first_rate = args.every, time.time(), None
-    print(f"{'spans':>12} {'spans/s':>9} {'p99 ms':>8} {'RSS MB':>8} {'PSS MB':>8} {'file B/span':>12}", flush=True)
+    stage_heads = " ".join(f"{name[:8]:>8}" for name in STAGE_COLUMNS)
+    print(
+        f"{'spans':>12} {'spans/s':>9} {'p99 ms':>8} {'RSS MB':>8} {'PSS MB':>8} {'file B/span':>12}   "
+        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7}",
+        flush=True,
+    )
     done, rate = 0, 0.0
+    stages_mark, dupq_mark = dict.fromkeys(STAGE_COLUMNS, 0.0), 0
     while done < target:
         time.sleep(0.5)
         while not lat_q.empty():
             latencies += lat_q.get()
-        done = committed(receiver.http_port)
+        h = health(receiver.http_port)
+        done = int(h["items_committed"])
         if done >= min(mark, target):
             now = time.time()
             procs_all = [root, *root.children(recursive=True)]
@@ -194,11 +205,14 @@ def main() -> None:
             p99 = window[int(len(window) * 0.99)] * 1000 if window else float("nan")
             rate = args.every / (now - t_mark)
             first_rate = first_rate or rate
+            stages = h["commit_stage_seconds"]
+            per_k = " ".join(f"{(stages[name] - stages_mark[name]) * 1e6 / args.every:>8.2f}" for name in STAGE_COLUMNS)
             print(
                 f"{done:>12,} {rate:>9,.0f} {p99:>8.0f} {rss / 2**20:>8.0f} {pss / 2**20:>8.0f} "
-                f"{store_bytes(db) / done:>12.0f}",
+                f"{store_bytes(db) / done:>12.0f}   {'':>26} {per_k} {h['duplicate_queries'] - dupq_mark:>7}",
                 flush=True,
             )
+            stages_mark, dupq_mark = {name: stages[name] for name in STAGE_COLUMNS}, h["duplicate_queries"]
             latencies = [x for x in latencies if x[0] >= now]
             mark, t_mark = mark + args.every, now
     for p in procs:

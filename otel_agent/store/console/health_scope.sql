@@ -36,4 +36,4 @@ WITH n AS MATERIALIZED (
     FROM oa_normalised_all(NULL)
 )
 SELECT * FROM n WHERE base_category IN ('provider_call', 'skill_invocation', 'tool_invocation');
-CREATE TEMP MACRO oa_normalised_all(rid) AS TABLE SELECT * FROM temp.main.console_health_rows;
+CREATE TEMP MACRO oa_normalised_all(rid, latest := false) AS TABLE SELECT * FROM temp.main.console_health_rows;

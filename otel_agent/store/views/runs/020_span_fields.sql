@@ -28,8 +28,12 @@ CREATE OR REPLACE MACRO oa_attribute_text(doc) AS
     replace(replace(CAST(doc AS VARCHAR), '":""', '":null'), '": ""', '": null');
 
 -- oa_span_fields_all(rid): every stored row, not yet deduplicated (for views that filter first, then
--- deduplicate the few rows they keep); oa_span_fields(rid): one row per span.
-CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
+-- deduplicate the few rows they keep); with latest := true, one row per span (the latest end_time, then the
+-- latest received_at). The latest row is picked here, on the raw columns, before the JSON is parsed: a window
+-- over the parsed rows carries two structs of ~130 fields and about a hundred normalised columns through its
+-- sort, several times the cost per run (docs/views-runs.md "Performance"). A constant false drops the window
+-- from the plan.
+CREATE OR REPLACE MACRO oa_span_fields_all(rid, latest := false) AS TABLE
 SELECT
     trace_id, span_id, oa_text(parent_span_id) AS parent_span_id, name, kind, start_time, end_time, duration_ns,
     status_code, status_message, service_name, scope_name, received_at,
@@ -93,9 +97,6 @@ SELECT
             || '"gen_ai.request.stream":"VARCHAR","gen_ai.response.time_to_first_chunk":"VARCHAR",'
             || '"gen_ai.response.id":"VARCHAR","a2a.task.id":"VARCHAR","a2a.task.state":"VARCHAR"}'
     ) AS b
-FROM oa_scoped_spans(rid);
-
-CREATE OR REPLACE MACRO oa_span_fields(rid) AS TABLE
-SELECT *
-FROM oa_span_fields_all(rid)
-QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
+FROM oa_scoped_spans(rid)
+QUALIFY NOT latest
+     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;

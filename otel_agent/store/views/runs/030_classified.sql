@@ -13,8 +13,8 @@
 -- found in its trace; else its trace id (a trace in which no span carries a run id is one run).
 
 -- oa_normalised_all(rid): the normalised fields, convention and base category of every stored row (not
--- deduplicated; the base category does not yet turn root agents into runs).
-CREATE OR REPLACE MACRO oa_normalised_all(rid) AS TABLE
+-- deduplicated unless latest := true; the base category does not yet turn root agents into runs).
+CREATE OR REPLACE MACRO oa_normalised_all(rid, latest := false) AS TABLE
 WITH k AS (
     SELECT
         trace_id, span_id, parent_span_id, name, kind, start_time, end_time, duration_ns, status_code,
@@ -140,7 +140,7 @@ WITH k AS (
             a."gen_ai.request.model" IS NOT NULL OR a."gen_ai.usage.input_tokens" IS NOT NULL
             OR a."gen_ai.usage.prompt_tokens" IS NOT NULL
         )) AS legacy_model_call
-    FROM oa_span_fields_all(rid)
+    FROM oa_span_fields_all(rid, latest := latest)
 )
     SELECT
         k.*,
@@ -222,12 +222,11 @@ WITH k AS (
 -- oa_classified(rid): one row per span (deduplicated), with the category, run and nesting resolved.
 CREATE OR REPLACE MACRO oa_classified(rid) AS TABLE
 WITH c AS MATERIALIZED (
-    -- the latest row of each span. Not DISTINCT ON (tried in 93039ab, ~7 % less CPU per run): over the whole
-    -- store its hash aggregate holds every wide row in memory and the runs view ran out of the receiver's
-    -- default 1 GB on 1 M spans, where this window's sort spills (docs/views-runs.md, "Performance")
-    SELECT *
-    FROM oa_normalised_all(rid)
-    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+    -- the latest row of each span, picked on the raw rows (oa_span_fields_all). Not DISTINCT ON (tried in
+    -- 93039ab, ~7 % less CPU per run): over the whole store its hash aggregate holds every wide row in memory
+    -- and the runs view ran out of the receiver's default 1 GB on 1 M spans, where the window's sort spills
+    -- (docs/views-runs.md, "Performance")
+    SELECT * FROM oa_normalised_all(rid, latest := true)
 ),
 parents AS MATERIALIZED (
     SELECT trace_id, span_id, base_category, own_run_id FROM c
