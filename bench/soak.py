@@ -115,7 +115,14 @@ def health(port: int) -> dict:
 
 STAGE_COLUMNS = ("prepare", "duplicates", "insert", "commit", "checkpoint")
 """The writer's stages (/healthz commit_stage_seconds), printed per report as wall ms per 1,000 spans of that
-window: where the writer's time goes as the store grows."""
+window: where the writer's time goes as the store grows. Beside them the CPU the receiver's main process and its
+decode workers spent per 1,000 spans of the window: a wall-clock stage that grows while the CPU per span does not
+is waiting (for a core, the GIL or the disk), not doing more work."""
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
 
 
 def derived_queries(db: str) -> None:
@@ -185,11 +192,12 @@ def main() -> None:
     stage_heads = " ".join(f"{name[:8]:>8}" for name in STAGE_COLUMNS)
     print(
         f"{'spans':>12} {'spans/s':>9} {'p99 ms':>8} {'RSS MB':>8} {'PSS MB':>8} {'file B/span':>12}   "
-        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7}",
+        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7}   CPU ms per 1,000 spans: {'main':>6} {'decode':>6}",
         flush=True,
     )
     done, rate = 0, 0.0
     stages_mark, dupq_mark = dict.fromkeys(STAGE_COLUMNS, 0.0), 0
+    cpu_mark = (cpu_seconds(root), 0.0)
     while done < target:
         time.sleep(0.5)
         while not lat_q.empty():
@@ -201,18 +209,22 @@ def main() -> None:
             procs_all = [root, *root.children(recursive=True)]
             rss = sum(p.memory_info().rss for p in procs_all)
             pss = sum(p.memory_full_info().pss for p in procs_all)
+            cpu_now = (cpu_seconds(root), sum(cpu_seconds(p) for p in procs_all[1:]))
             window = sorted(dt for when, dt in latencies if when >= t_mark)
             p99 = window[int(len(window) * 0.99)] * 1000 if window else float("nan")
             rate = args.every / (now - t_mark)
             first_rate = first_rate or rate
             stages = h["commit_stage_seconds"]
+            cpu_k = " ".join(f"{(a - b) * 1e6 / args.every:>6.1f}" for a, b in zip(cpu_now, cpu_mark, strict=True))
             per_k = " ".join(f"{(stages[name] - stages_mark[name]) * 1e6 / args.every:>8.2f}" for name in STAGE_COLUMNS)
             print(
                 f"{done:>12,} {rate:>9,.0f} {p99:>8.0f} {rss / 2**20:>8.0f} {pss / 2**20:>8.0f} "
-                f"{store_bytes(db) / done:>12.0f}   {'':>26} {per_k} {h['duplicate_queries'] - dupq_mark:>7}",
+                f"{store_bytes(db) / done:>12.0f}   {'':>26} {per_k} {h['duplicate_queries'] - dupq_mark:>7}   "
+                f"{'':>23}{cpu_k}",
                 flush=True,
             )
             stages_mark, dupq_mark = {name: stages[name] for name in STAGE_COLUMNS}, h["duplicate_queries"]
+            cpu_mark = cpu_now
             latencies = [x for x in latencies if x[0] >= now]
             mark, t_mark = mark + args.every, now
     for p in procs:

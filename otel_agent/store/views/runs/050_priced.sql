@@ -13,14 +13,19 @@
 -- with a missing cache price falling back to the input price, a missing reasoning price to the output price
 -- (reasoning tokens are part of output tokens), and missing counts read as 0 (at least one of input/output
 -- tokens must be known).
-CREATE OR REPLACE MACRO oa_priced(rid) AS TABLE
+--
+-- oa_priced_in(source): those rows for the classified spans in relation `source` (a table, view or CTE named by a
+-- string, with oa_classified's columns at least), so a view that needs no step or skill placement prices the
+-- spans without the placement's recursive walks (runs_for_run); oa_priced(rid) is oa_priced_in over
+-- oa_classified_spans_for_run(rid).
+CREATE OR REPLACE MACRO oa_priced_in(source) AS TABLE
 WITH cs AS MATERIALIZED (
     SELECT
         *,
         oa_price_provider(provider) AS price_family,
         oa_model_key(response_model) AS response_key,
         oa_model_key(request_model) AS request_key
-    FROM oa_classified_spans_for_run(rid)
+    FROM query_table(source)
 ),
 wanted AS (
     SELECT DISTINCT
@@ -96,3 +101,7 @@ SELECT
         ELSE 'no_price'
     END AS cost_missing_reason
 FROM costed;
+
+CREATE OR REPLACE MACRO oa_priced(rid) AS TABLE
+WITH classified AS (SELECT * FROM oa_classified_spans_for_run(rid))
+SELECT * FROM oa_priced_in('classified');
