@@ -433,7 +433,7 @@ def main() -> None:
     if args.no_prototype:
         return
     # Prototype of the remedy (not the shipped schema): the attributes the views read promoted to typed columns
-    # at fold time. Emulated on a copy of the store: layer 1 (oa_span_fields) materialised once as a table of
+    # at fold time. Emulated on a copy of the store: layer 1 (oa_span_fields_all) materialised once as a table of
     # typed columns, and the macro pointed at it, so every view above runs unchanged on top.
     proto = args.db + ".promoted.duckdb"
     for suffix in ("", ".wal"):
@@ -458,11 +458,13 @@ def main() -> None:
 
 
 PROMOTED_FIELDS_MACRO = """
-CREATE OR REPLACE MACRO oa_span_fields_all(rid) AS TABLE
+CREATE OR REPLACE MACRO oa_span_fields_all(rid, latest := false) AS TABLE
 SELECT *
 FROM spans_promoted
 WHERE rid IS NULL
    OR trace_id IN (SELECT trace_id FROM spans_promoted WHERE b."otel_agent.run.id" = rid OR trace_id = rid)
+QUALIFY NOT latest
+     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 """
 
 

@@ -6,7 +6,7 @@
 -- records it read and produced (free-form names or ids) and the caller's token estimate (the prompt it used is
 -- classified: genai_ext.prompt_name / prompt_version).
 -- Parsed here, from the few spans that carry them (a text filter first), so the classification layers stay as
--- they are; deduplicated as oa_span_fields is.
+-- they are; deduplicated as oa_span_fields_all(rid, latest := true) is.
 CREATE OR REPLACE MACRO oa_call_dependencies(rid) AS TABLE
 WITH d AS (
     SELECT trace_id, span_id, end_time, received_at,

@@ -15,7 +15,7 @@
 -- Stream chunks: otel_agent.proxy.stream_chunks, else the OpenLLMetry llm.content.completion.chunk span events.
 
 -- oa_proxy_fields(rid): the proxy attributes of the few spans that can be proxy requests (a filter first, so the
--- classification layers parse nothing more); deduplicated as oa_span_fields is.
+-- classification layers parse nothing more); deduplicated as oa_span_fields_all(rid, latest := true) is.
 CREATE OR REPLACE MACRO oa_proxy_fields(rid) AS TABLE
 WITH d AS (
     SELECT trace_id, span_id, name, end_time, received_at,

@@ -135,20 +135,20 @@ FROM joined;
 
 -- runs_for_run prices the run's classified spans without placing them in steps and skills (oa_priced_in over
 -- oa_classified, not oa_priced): no column of a run's row depends on the placement, whose recursive walks are
--- about a third of the operators a run's classification plans (docs/views-runs.md "Performance").
+-- about a third of the operators a run's classification plans (docs/views-runs.md "Performance"). `classified`
+-- keeps only what oa_runs_in and the pricing read, so the priced copy oa_priced_in materialises is narrow too.
 CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
 WITH classified AS (
-    SELECT * FROM oa_classified(rid) WHERE rid IS NULL OR run_id = rid
-),
-cs AS MATERIALIZED (  -- the columns oa_runs_in reads (a narrower copy plans and materialises faster)
     SELECT run_id, trace_id, span_id, span_name, category, convention, run_id_source, parent_found, nested_call,
            start_time, end_time, duration_ms, workflow_name, agent_name, conversation_id, session_id, service_name,
            is_error, is_error_origin, error_type, guard_outcome, verifier_outcome, retry_count, fallback_count,
-           input_tokens, output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens, total_tokens,
-           cost_usd, genai_ext, budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded,
-           budget_exceeded_limits
-    FROM oa_priced_in('classified')
-)
+           provider, request_model, response_model, input_tokens, output_tokens, cache_read_tokens,
+           cache_creation_tokens, reasoning_tokens, total_tokens, reported_cost_usd, genai_ext,
+           budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits
+    FROM oa_classified(rid)
+    WHERE rid IS NULL OR run_id = rid
+),
+cs AS (SELECT * FROM oa_priced_in('classified'))
 SELECT * FROM oa_runs_in('cs');
 
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
