@@ -20,6 +20,7 @@ otel_agent.run.id attribute (a full JSON scan) versus by a typed column (the pro
     python bench/derive.py --spans 200000 --rebuild
     python bench/derive.py --baseline eb1bdf0   # the same queries on eb1bdf0's code and this checkout, each on
                                                 # its own store, alternating (bench/derive_ab.py): CPU ratios
+    python bench/derive.py --baseline eb1bdf0 --rounds 5 --paired 60   # and 60 back-to-back pairs per query
 """
 
 from __future__ import annotations
@@ -403,6 +404,14 @@ def main() -> None:
     )
     ap.add_argument("--rounds", type=int, default=3, help="with --baseline: alternating rounds (median reported)")
     ap.add_argument("--only", metavar="TEXT", help="with --baseline: only the queries whose SQL contains TEXT")
+    ap.add_argument(
+        "--paired",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --baseline: then also N paired samples in one process, both stores open, the two sides' runs "
+        "of a query back to back (the order alternating), and the median of the N ratios",
+    )
     ap.add_argument("--worker", metavar="CODE_ROOT", help=argparse.SUPPRESS)
     args = ap.parse_args()
 

@@ -6,7 +6,8 @@ the sides ABAB for --rounds rounds; in a round a side runs each query once as a 
 (process CPU time: both DuckDB threads, less disturbed by other load than wall-clock), PREPARE'd --repeat times
 (the CPU of planning alone: bind, optimise, physical plan; execution is the rest), then once under DuckDB's JSON
 profiler (its planner / optimizer / physical-planner split, wall-clock). Reported per query: the median over
-rounds of each round's median, and the ratio this checkout / REV.
+rounds of each round's median, and the ratio this checkout / REV; with --paired N, also N ratios of the two
+sides run back to back in one process (paired()), the steadier figure on a machine whose speed drifts.
 
 The code of REV is `git archive REV otel_agent` unpacked under /tmp (no worktree: the repository is untouched).
 """
@@ -99,6 +100,43 @@ def serve(args: argparse.Namespace) -> None:
     con.close()
 
 
+def paired(dbs: dict[str, str], args: argparse.Namespace) -> None:
+    """--paired N: both stores open in this process (each file holds its own side's view definitions, so one
+    DuckDB runs either side's SQL), each query run on one side and at once on the other, the order alternating,
+    N times; the median of the N ratios. Each ratio shares one moment of the machine, which the rounds above
+    (seconds apart, one process per side) do not: on this machine a query's CPU drifts by ±20 % from one second
+    to the next."""
+    import duckdb
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import derive
+
+    cons = {name: duckdb.connect(db, read_only=True, config={"threads": args.threads}) for name, db in dbs.items()}
+    _, _, run_id = derive.middle_run(cons["now"])
+    cases = [c for c in derive.bench_cases(run_id) if not args.only or args.only in c[1]]
+    base = next(name for name in dbs if name != "now")
+    print(f"\npaired in one process ({args.paired} samples per query; CPU ms, median [quartiles] of now / {base}):")
+    for label, sql, params, _ in cases:
+        cpu: dict[str, list[float]] = {name: [] for name in cons}
+        for con in cons.values():  # a warm-up on each side
+            con.execute(sql, params).fetchall()
+        for i in range(args.paired):
+            for name in list(cons) if i % 2 == 0 else list(cons)[::-1]:
+                cur = cons[name].cursor()
+                c0 = time.process_time()
+                cur.execute(sql, params).fetchall()
+                cpu[name].append((time.process_time() - c0) * 1000)
+                cur.close()
+        ratios = sorted(n / b for n, b in zip(cpu["now"], cpu[base], strict=True))
+        q = len(ratios) // 4
+        print(
+            f"  {label.strip():<38} {statistics.median(cpu[base]):8.1f} → {statistics.median(cpu['now']):<8.1f} "
+            f"{statistics.median(ratios):.3f}  [{ratios[q]:.2f}–{ratios[-1 - q]:.2f}]"
+        )
+    for con in cons.values():
+        con.close()
+
+
 def _worker(code_root: Path, db: str, args: argparse.Namespace) -> subprocess.Popen:
     cmd = [sys.executable, str(Path(__file__).with_name("derive.py")), "--worker", str(code_root), "--db", db]
     cmd += ["--spans", str(args.spans), "--seed", str(args.seed), "--threads", str(args.threads)]
@@ -167,3 +205,5 @@ def compare(args: argparse.Namespace) -> None:
             f"  {res['label'].strip():<38} {statistics.median(per_round):.2f}  "
             f"[{per_round[0]:.2f}–{per_round[-1]:.2f}]  " + " ".join(f"{r:.2f}" for r in per_round)
         )
+    if args.paired:
+        paired({name: db for name, (_, db) in sides.items()}, args)

@@ -8,9 +8,10 @@
 --     classification may match to a call by its gen_ai.response.id), so run_timeline_for_run, the proxy
 --     macros and the classification no longer read every fallback or exception event of the store (a scan
 --     that grows with the store: ~45 ms per page on 1 M spans);
---   * oa_classified_spans_for_run (the internal form classified_spans_for_run flattens), oa_priced and
---     runs_for_run (the run's row: the header, run_summary.sql, and what run_metrics_for_run reads): the run
---     classified, priced and rolled up once instead of once per query.
+--   * oa_classified (what runs_for_run and run_metrics_for_run price without the step placement),
+--     oa_classified_spans_for_run (the internal form classified_spans_for_run flattens), oa_priced and
+--     runs_for_run (the run's row: the header, run_summary.sql): the run classified, placed, priced and rolled
+--     up once instead of once per query.
 -- DuckDB plans a table macro on every call (a prepared statement is planned again too) and planning the
 -- classification pipeline is most of a run page's cost (bench/console.py --breakdown), so each copy also saves
 -- a plan. The temporary objects belong to this cursor (a new connection per page job) and go with it; they
@@ -23,6 +24,8 @@ CREATE TEMP TABLE span_events AS
 SELECT * FROM span_events WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw);
 CREATE TEMP TABLE logs AS
 SELECT * FROM logs WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw) OR oa_text(span_id) IS NULL;
+CREATE TEMP TABLE console_run_spans_classified AS SELECT * FROM oa_classified(getvariable('console_run_id'));
+CREATE TEMP MACRO oa_classified(rid) AS TABLE SELECT * FROM temp.main.console_run_spans_classified;
 CREATE TEMP TABLE console_run_classified AS
 SELECT * FROM oa_classified_spans_for_run(getvariable('console_run_id'));
 CREATE TEMP MACRO oa_classified_spans_for_run(rid) AS TABLE SELECT * FROM temp.main.console_run_classified;

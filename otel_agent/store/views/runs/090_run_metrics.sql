@@ -3,19 +3,24 @@
 -- the proxy's proxy_* metrics, one row per client / provider / model the run's proxy requests went to (labels:
 -- a JSON object naming them; proxy_fallback_count per from / to provider and status). The run's figures
 -- (oa_runs_in, 080_runs.sql) and its proxy requests (oa_proxy_requests_in, 065_proxy.sql) are read from one
--- priced copy of its spans: the classification is planned once.
+-- priced copy of its spans (oa_priced_in): the classification is planned once.
 CREATE OR REPLACE MACRO run_metrics_for_run(rid) AS TABLE
-WITH cs AS MATERIALIZED (  -- the columns oa_runs_in and oa_proxy_requests_in read (a narrower copy plans faster)
-    SELECT run_id, trace_id, span_id, parent_span_id, step_id, span_name, category, convention, run_id_source,
-           parent_found, nested_call, operation, start_time, end_time, duration_ms, workflow_name, agent_name,
-           conversation_id, session_id, service_name, status_code, is_error, is_error_origin, error_type,
-           guard_outcome, verifier_outcome, retry_count, fallback_count, fallback_from_provider, fallback_from_model,
-           provider, request_model, response_model, input_tokens, output_tokens, cache_read_tokens,
-           cache_creation_tokens, reasoning_tokens, total_tokens, cost_usd, cost_source, genai_ext,
-           budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded,
-           budget_exceeded_limits
-    FROM oa_priced(rid)
+WITH classified AS (
+    -- what oa_runs_in, oa_proxy_requests_in and the pricing read, from oa_classified: a run's metrics depend on no
+    -- step or skill placement, so its recursive walks are not planned (as in runs_for_run). step_id is NULL
+    -- here: oa_proxy_requests_in passes it through and `pr` below does not read it.
+    SELECT run_id, trace_id, span_id, parent_span_id, CAST(NULL AS VARCHAR) AS step_id, span_name, category,
+           convention, run_id_source, parent_found, nested_call, operation, start_time, end_time, duration_ms,
+           workflow_name, agent_name, conversation_id, session_id, service_name, status_code, is_error,
+           is_error_origin, error_type, guard_outcome, verifier_outcome, retry_count, fallback_count,
+           fallback_from_provider, fallback_from_model, provider, request_model, response_model, input_tokens,
+           output_tokens, cache_read_tokens, cache_creation_tokens, reasoning_tokens, total_tokens,
+           reported_cost_usd, genai_ext, budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd,
+           budget_exceeded, budget_exceeded_limits
+    FROM oa_classified(rid)
+    WHERE rid IS NULL OR run_id = rid
 ),
+cs AS (SELECT * FROM oa_priced_in('classified')),
 r AS (
     SELECT * FROM oa_runs_in('cs')
 ),
