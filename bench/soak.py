@@ -36,7 +36,9 @@ from ingest import TRACE_EXPORT, ReceiverProcess
 MILLION = 1_000_000
 
 
-def client_main(port: int, seed: int, spans: int, inflight: int, quota: int, lat_out: mp.Queue) -> None:
+def client_main(
+    port: int, seed: int, spans: int, inflight: int, quota: int, lat_out: mp.Queue, with_lineage: bool = True
+) -> None:
     import grpc
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -49,7 +51,7 @@ def client_main(port: int, seed: int, spans: int, inflight: int, quota: int, lat
     def worker(k: int) -> None:
         marker = f"_{seed * 1000 + k}_"
         template = ExportTraceServiceRequest.FromString(
-            make_request(spans, time.time_ns(), seed * 1000 + k, spacing_ns=20_000, lineage=True)
+            make_request(spans, time.time_ns(), seed * 1000 + k, spacing_ns=20_000, lineage=with_lineage)
         )
         all_spans = [s for rs in template.resource_spans for ss in rs.scope_spans for s in ss.spans]
         lineage = [s for s in all_spans if any(a.key == "otel_agent.record.kind" for a in s.attributes)]
@@ -169,6 +171,12 @@ def main() -> None:
     ap.add_argument("--request-spans", type=int, default=512)
     ap.add_argument("--receiver-args", default="")
     ap.add_argument("--keep", default="", help="keep the store at this path")
+    ap.add_argument(
+        "--plain",
+        action="store_true",
+        help="the plain mix (no evidence records or retrieval documents, so no lineage_keys rows); default: the "
+        "--lineage mix of bench/ingest.py",
+    )
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="otel-agent-soak-")
     db = os.path.join(tmp, "soak.duckdb")
@@ -179,7 +187,8 @@ def main() -> None:
     quota = args.spans // args.clients
     procs = [
         ctx.Process(
-            target=client_main, args=(receiver.grpc_port, c + 1, args.request_spans, args.inflight, quota, lat_q)
+            target=client_main,
+            args=(receiver.grpc_port, c + 1, args.request_spans, args.inflight, quota, lat_q, not args.plain),
         )
         for c in range(args.clients)
     ]

@@ -148,7 +148,7 @@ def take_over_checkpoints(con: duckdb.DuckDBPyConnection) -> tuple[str | None, i
 
 RECENT_WINDOW_S = 120.0
 """How far back (by key time, against the wall clock) the in-memory set of stored keys reaches (``recent``)."""
-RECENT_MAX_KEYS = 262_144
+RECENT_MAX_KEYS = 1_048_576
 """The most keys it holds per signal (~100 bytes each): past that the oldest seconds are left to the store."""
 
 
