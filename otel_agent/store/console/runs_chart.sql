@@ -11,7 +11,7 @@ span AS (
 )
 SELECT make_timestamp(lo + ((epoch_us(start_time) - lo) // w) * w) AS bucket,
        count(*) AS runs,
-       sum(cost_usd) AS cost_usd,
+       fsum(cost_usd) AS cost_usd,
        count(*) FILTER (WHERE status = 'error') AS failed_runs,
        sum(errors) AS errors
 FROM r, span

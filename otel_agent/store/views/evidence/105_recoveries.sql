@@ -52,7 +52,7 @@ agg AS (
     SELECT recovery_id,
            arg_min(operation_id, time) FILTER (WHERE operation_id IS NOT NULL) AS any_operation_id,
            count(*) FILTER (WHERE transition = 'attempt') AS attempts,
-           sum(cost_usd) FILTER (WHERE transition = 'attempt') AS cost_usd,
+           fsum(cost_usd) FILTER (WHERE transition = 'attempt') AS cost_usd,
            max(time) FILTER (WHERE transition = 'attempt') AS last_attempt_at,
            arg_max(handoff_id, time) FILTER (WHERE transition = 'attempt' AND handoff_id IS NOT NULL)
                AS last_handoff_id,

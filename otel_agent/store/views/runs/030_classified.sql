@@ -322,7 +322,7 @@ nested_usage AS (
         CAST(sum(cache_read_tokens) FILTER (WHERE is_pc) AS BIGINT) AS cache_read_tokens,
         CAST(sum(cache_creation_tokens) FILTER (WHERE is_pc) AS BIGINT) AS cache_creation_tokens,
         CAST(sum(reasoning_tokens) FILTER (WHERE is_pc) AS BIGINT) AS reasoning_tokens,
-        sum(reported_cost_usd) FILTER (WHERE is_pc) AS reported_cost_usd,
+        fsum(reported_cost_usd) FILTER (WHERE is_pc) AS reported_cost_usd,
         bool_or(in_err) AS has_error_child
     FROM (SELECT c.trace_id, c.parent_span_id, c.response_model, c.input_tokens, c.output_tokens,
                  c.reported_total_tokens, c.cache_read_tokens, c.cache_creation_tokens, c.reasoning_tokens,

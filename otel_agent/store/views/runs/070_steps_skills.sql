@@ -11,7 +11,7 @@ AS {
     'guard_blocks': count(*) FILTER (WHERE category = 'guard_result' AND guard_outcome = 'blocked'),
     'input_tokens': CAST(sum(input_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT),
     'output_tokens': CAST(sum(output_tokens) FILTER (WHERE category = 'provider_call' AND NOT nested_call) AS BIGINT),
-    'cost_usd': sum(cost_usd) FILTER (WHERE category IN ('provider_call', 'tool_invocation') AND NOT nested_call)
+    'cost_usd': fsum(cost_usd) FILTER (WHERE category IN ('provider_call', 'tool_invocation') AND NOT nested_call)
 };
 
 CREATE OR REPLACE MACRO skill_invocations_for_run(rid) AS TABLE

@@ -68,7 +68,7 @@ agg AS (
         CAST(sum(cache_creation_tokens) FILTER (WHERE is_call) AS BIGINT) AS cache_creation_tokens,
         CAST(sum(reasoning_tokens) FILTER (WHERE is_call) AS BIGINT) AS reasoning_tokens,
         CAST(sum(total_tokens) FILTER (WHERE is_call) AS BIGINT) AS total_tokens,
-        sum(cost_usd) FILTER (WHERE is_billed) AS cost_usd,  -- NULL: nothing of the run has a known cost
+        fsum(cost_usd) FILTER (WHERE is_billed) AS cost_usd,  -- NULL: nothing of the run has a known cost
         count(*) FILTER (WHERE is_call AND cost_usd IS NULL) AS unpriced_calls,
         quantile_cont(duration_ms, 0.5) FILTER (WHERE is_call) AS provider_p50_ms,
         quantile_cont(duration_ms, 0.95) FILTER (WHERE is_call) AS provider_p95_ms,

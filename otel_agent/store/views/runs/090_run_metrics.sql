@@ -65,7 +65,7 @@ proxy AS (
             {'metric': 'proxy_request_duration_ms', 'value': CAST(sum(duration_ms) AS DOUBLE)},
             {'metric': 'proxy_tokens_input', 'value': CAST(coalesce(sum(input_tokens), 0) AS DOUBLE)},
             {'metric': 'proxy_tokens_output', 'value': CAST(coalesce(sum(output_tokens), 0) AS DOUBLE)},
-            {'metric': 'proxy_cost_usd', 'value': CAST(sum(cost_usd) AS DOUBLE)},
+            {'metric': 'proxy_cost_usd', 'value': CAST(fsum(cost_usd) AS DOUBLE)},
             {'metric': 'proxy_stream_chunks', 'value': CAST(coalesce(sum(stream_chunks), 0) AS DOUBLE)}
         ], recursive := true),
         CAST(json_object('client', client, 'provider', provider, 'model', model) AS VARCHAR) AS labels

@@ -30,7 +30,7 @@ SELECT
     CAST(sum(i.input_tokens) AS BIGINT) AS input_tokens,
     CAST(sum(i.output_tokens) AS BIGINT) AS output_tokens,
     CAST(sum(i.cache_read_tokens) AS BIGINT) AS cache_read_tokens,
-    sum(i.cost_usd) AS cost_usd,  -- NULL: nothing in the group has a known cost (see unpriced_calls)
+    fsum(i.cost_usd) AS cost_usd,  -- NULL: nothing in the group has a known cost (see unpriced_calls)
     count(i.cost_usd) AS priced_calls,
     count(*) - count(i.cost_usd) AS unpriced_calls,
     coalesce(list_sort(list(DISTINCT i.cost_source) FILTER (WHERE i.cost_source IS NOT NULL)),

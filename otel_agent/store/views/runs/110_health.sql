@@ -152,7 +152,7 @@ SELECT
     quantile_cont(duration_ms, 0.5) AS p50_latency_ms,
     quantile_cont(duration_ms, 0.95) AS p95_latency_ms,
     avg(duration_ms) AS avg_latency_ms,
-    sum(reported_cost_usd) AS cost_usd,
+    fsum(reported_cost_usd) AS cost_usd,
     min(start_time) AS first_call_at,
     max(start_time) AS last_call_at
 FROM (

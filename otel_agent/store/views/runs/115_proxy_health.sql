@@ -18,7 +18,7 @@ stats AS (
         avg(duration_ms) AS avg_latency_ms,
         CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
         CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
-        sum(cost_usd) AS cost_usd,
+        fsum(cost_usd) AS cost_usd,
         count(*) FILTER (WHERE stream) AS streamed,
         CAST(coalesce(sum(stream_chunks), 0) AS BIGINT) AS stream_chunks,
         min(start_time) AS first_request_at,

@@ -14,7 +14,7 @@ SELECT
     CAST(sum(input_tokens) AS BIGINT) AS input_tokens,
     CAST(sum(output_tokens) AS BIGINT) AS output_tokens,
     CAST(sum(total_tokens) AS BIGINT) AS total_tokens,
-    sum(cost_usd) AS cost_usd,
+    fsum(cost_usd) AS cost_usd,
     CAST(sum(unpriced_calls) AS BIGINT) AS unpriced_calls,
     CAST(sum(errors) AS BIGINT) AS errors
 FROM runs

@@ -55,7 +55,7 @@ delegated AS (
         CAST(sum(x.input_tokens) AS BIGINT) AS input_tokens,
         CAST(sum(x.output_tokens) AS BIGINT) AS output_tokens,
         CAST(sum(x.total_tokens) AS BIGINT) AS total_tokens,
-        sum(x.cost_usd) AS cost_usd,
+        fsum(x.cost_usd) AS cost_usd,
         CAST(sum(x.unpriced_calls) AS BIGINT) AS unpriced_calls,
         CAST(sum(x.errors) AS BIGINT) AS errors
     FROM descendants AS d
