@@ -106,10 +106,8 @@ def paired(dbs: dict[str, str], args: argparse.Namespace) -> None:
     N times; the median of the N ratios. Each ratio shares one moment of the machine, which the rounds above
     (seconds apart, one process per side) do not: on this machine a query's CPU drifts by ±20 % from one second
     to the next."""
+    import derive  # bench/ is on the path: derive.py put it there and imported this module
     import duckdb
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    import derive
 
     cons = {name: duckdb.connect(db, read_only=True, config={"threads": args.threads}) for name, db in dbs.items()}
     _, _, run_id = derive.middle_run(cons["now"])

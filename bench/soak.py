@@ -206,7 +206,7 @@ def main() -> None:
     )
     done, rate = 0, 0.0
     stages_mark, dupq_mark = dict.fromkeys(STAGE_COLUMNS, 0.0), 0
-    cpu_mark = (cpu_seconds(root), 0.0)
+    cpu_mark = (cpu_seconds(root), sum(cpu_seconds(p) for p in root.children(recursive=True)))  # after start-up
     while done < target:
         time.sleep(0.5)
         while not lat_q.empty():
