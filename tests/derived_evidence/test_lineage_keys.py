@@ -98,9 +98,33 @@ def test_a_schema_2_store_gets_them_when_opened_for_writing(tmp_path, research) 
     ]
     assert Counter(con.execute(KEYS).fetchall()) == expected[0]
     assert Counter(con.execute(DOCS).fetchall()) == expected[1]
-    indexes = con.execute("SELECT index_name FROM duckdb_indexes() WHERE table_name = 'lineage_keys'").fetchall()
-    assert indexes == [("lineage_keys_key",)]
+    assert con.execute("SELECT index_name FROM duckdb_indexes()").fetchall() == []  # no index (060_lineage_keys.sql)
     con.close()
+
+
+def test_a_store_made_with_the_old_index_loses_it_and_keeps_its_rows(tmp_path, research) -> None:
+    """Stores written before issue 16 have an ART index on lineage_keys.key: opening one for writing drops it
+    (the writer no longer pays for it on every commit and checkpoint), its rows stay, and lookups still find
+    them."""
+    path = tmp_path / "indexed.duckdb"
+    s = Store(path)
+    s.ingest_spans(research.spans)
+    expected = multiset(s, KEYS)
+    claim = "cl_supported"  # two citations: one to local evidence, one to another trace's
+    lineage = s.rows("SELECT citation_id, evidence_id, source_id FROM claim_lineage_of(?) ORDER BY ALL", [claim])
+    s.close()
+    con = duckdb.connect(str(path))
+    con.execute("CREATE INDEX lineage_keys_key ON lineage_keys (key)")
+    assert con.execute("SELECT count(*) FROM duckdb_indexes()").fetchone() == (1,)
+    con.close()
+
+    s = Store(path)
+    assert s.rows("SELECT index_name FROM duckdb_indexes()") == []
+    assert multiset(s, KEYS) == expected
+    again = s.rows("SELECT citation_id, evidence_id, source_id FROM claim_lineage_of(?) ORDER BY ALL", [claim])
+    assert again == lineage
+    assert len(lineage) >= 2
+    s.close()
 
 
 def test_a_source_retrieved_twice_is_its_earliest_copy_in_both(tmp_path) -> None:
@@ -266,4 +290,52 @@ def test_fold_and_sql_rules_agree_on_odd_records(tmp_path) -> None:
         doc_rows.update([(lineage_key(f"retrieval:{t}:{sp}:{n}"), lineage_key(source)), (lineage_key(source), None)])
     records = [(lineage_key(i), None) for i in ("1", "c 2", "", "ü", "c1", "42")]
     assert fold_rows == Counter(records) + doc_rows
+    s.close()
+
+
+def test_documents_without_a_run_id_take_their_parents_or_their_traces_run(tmp_path) -> None:
+    """A retrieval span of another convention carries no run id: its documents belong to its parent's run, else
+    to the earliest run of its trace (retrieval_documents, 020_records.sql). claim_lineage_of finds those runs
+    through the document spans' parents only (035_lineage_of.sql, orphan_spans), and must agree with the view."""
+    s = Store(tmp_path / "orphans.duckdb")
+    trace_a, trace_b = os.urandom(16), os.urandom(16)
+    parent_a = os.urandom(8)
+
+    def retrieval(t: float, trace_id: bytes, doc: str) -> dict:
+        docs = [{"id": doc, "content": f"Passage {doc}", "score": 0.7}]
+        return span(f"retrieval {doc}", {"gen_ai.operation.name": "retrieval",
+                                         "gen_ai.retrieval.documents": json.dumps(docs)},
+                    t=t, trace_id=trace_id)  # fmt: skip
+
+    spans = [
+        span("earlier run", {"otel_agent.run.id": "run_a_first"}, t=0, trace_id=trace_a),  # the trace's earliest
+        span("agent step", {"otel_agent.run.id": "run_parent"}, t=5, trace_id=trace_a, span_id=parent_a),
+        retrieval(10, trace_a, "kb_p"),
+        span("plan", {"otel_agent.run.id": "run_trace_first"}, t=1, trace_id=trace_b),
+        span("act", {"otel_agent.run.id": "run_later"}, t=3, trace_id=trace_b),
+        retrieval(12, trace_b, "kb_t"),
+    ]
+    req = request(spans)
+    req.resource_spans[0].scope_spans[0].spans[2].parent_span_id = parent_a
+    s.ingest(req)
+    evidence = s.rows(
+        "SELECT document_id, 'retrieval:' || trace_id || ':' || span_id || ':' || doc_index "
+        "FROM parsed_retrieval_documents ORDER BY document_id"
+    )
+    assert [d for d, _ in evidence] == ["kb_p", "kb_t"]
+    records = [span("otel_agent.claim", {"otel_agent.record.kind": "claim", "otel_agent.claim.id": "cl_r",
+                                         "otel_agent.claim.text": "Two retrieved passages say so"}, t=20)]  # fmt: skip
+    for i, (_, evidence_id) in enumerate(evidence):
+        records.append(span("otel_agent.citation", {"otel_agent.record.kind": "citation",
+                                                    "otel_agent.citation.id": f"ci_{i}",
+                                                    "otel_agent.citation.claim_id": "cl_r",
+                                                    "otel_agent.citation.evidence_id": evidence_id,
+                                                    "otel_agent.citation.status": "valid"}, t=21 + i))  # fmt: skip
+    s.ingest(request(records))
+    fast = s.dicts("SELECT * FROM claim_lineage_of('cl_r') ORDER BY citation_id")
+    assert fast == s.dicts("SELECT * FROM claim_lineage WHERE claim_id = 'cl_r' ORDER BY citation_id")
+    assert [(r["source_id"], r["evidence_run_id"], r["supports"]) for r in fast] == [
+        ("kb_p", "run_parent", True),
+        ("kb_t", "run_trace_first", True),
+    ]
     s.close()
