@@ -151,6 +151,7 @@ def build_app(
                 "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
                 "duplicate_queries": writer.stats.duplicate_queries,
                 "checkpoints": writer.stats.checkpoints,
+                "idle_checkpoints": writer.stats.idle_checkpoints,
                 "decode_worker_restarts": pipeline.decoder.restarts,
                 "lifecycle": writer.maintenance.report() if writer.maintenance else None,
             }

@@ -57,3 +57,24 @@ def test_the_writer_checkpoints_after_the_group_commit_not_inside_it(tmp_path) -
     assert (wal.stat().st_size if wal.exists() else 0) < 1_000_000
     con.close()
     assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM spans").fetchall() == [(n,)]
+
+
+def test_with_nothing_waiting_the_writer_checkpoints_at_half_the_threshold(tmp_path) -> None:
+    """Requests that arrive during a checkpoint wait for it, and it lasts as long as the WAL it folds in: with
+    no request waiting after a group commit (one request at a time here), the writer checkpoints once the WAL
+    holds IDLE_CHECKPOINT_FRACTION of the threshold, so no WAL ever reaches the threshold itself."""
+    path = tmp_path / "idle.duckdb"
+    con = open_store(path, checkpoint_threshold="1MB")
+    writer = Writer(con, max_inflight_bytes=1 << 40)
+    wal = path.with_name(path.name + ".wal")
+    largest = 0
+    for first in range(0, 16_000, 400):
+        request = span_request([{"name": f"s{i}", "attributes": {"k": "v" * 200}} for i in range(first, first + 400)])
+        writer.write(decode_payload("traces", PROTOBUF, request.SerializeToString(), Redactor(), None, 0))
+        largest = max(largest, wal.stat().st_size if wal.exists() else 0)
+    writer.close()
+    assert writer.stats.checkpoints >= 3
+    assert writer.stats.idle_checkpoints == writer.stats.checkpoints  # none had to wait for the full threshold
+    assert 0 < largest < 1 << 20
+    con.close()
+    assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM spans").fetchall() == [(16_000,)]
