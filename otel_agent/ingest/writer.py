@@ -155,7 +155,7 @@ threshold. A checkpoint's length follows the WAL it folds in, and requests that 
 under a paced load (the writer idle between commits) that wait is the p99, and half as much WAL halves it
 (``bench/ingest.py --phases paced`` at 20,000 spans/s, six alternating rounds, 2026-12-03: p99 median 160 ms with
 32 MB checkpoints, 142 ms with 16 MB). At full load the queue is never empty, checkpoints stay at the threshold,
-and throughput does not pay for the extra ones (always checkpointing at 16 MB cost ~8 %)."""
+and throughput does not pay for the extra ones (always checkpointing at 16 MB cost ~12 %)."""
 
 RECENT_WINDOW_S = 120.0
 """How far back (by key time, against the wall clock) the in-memory set of stored keys reaches (``recent``)."""
