@@ -18,7 +18,7 @@
 -- spans arrive in end-time order, so zone maps skip every row group but those few. It re-checks every id on the
 -- spans themselves; a key never decides alone.
 --
--- No index (issue 16; docs/scale.md, "The lineage_keys index"). A lookup scans the one UBIGINT column: ~2 ms
+-- No index (issue 16; docs/scale.md, "The lineage_keys index is gone"). A lookup scans the one UBIGINT column: ~2 ms
 -- per lookup at 2 M keys (the 10 M-span soak), ~15 ms at 10 M, against ~1 ms with an ART. The ART it had cost
 -- the writer on every commit (which merges the transaction's keys into it) and every checkpoint (which writes
 -- it out whole), growing with the index: with DuckDB alone, COMMIT 4.3 → 9.5 ms and CHECKPOINT 55 → 152 ms from
