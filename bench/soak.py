@@ -42,6 +42,14 @@ def client_main(
     import grpc
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+    parent = os.getppid()
+
+    def exit_when_orphaned() -> None:  # a soak stopped by a signal must not leave its clients retrying
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=exit_when_orphaned, daemon=True).start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 << 20)])
     call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
     lock = threading.Lock()
