@@ -25,6 +25,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import psutil
@@ -37,8 +38,10 @@ MILLION = 1_000_000
 
 
 def client_main(
-    port: int, seed: int, spans: int, inflight: int, quota: int, lat_out: mp.Queue, with_lineage: bool = True
+    port: Any, stop: Any, seed: int, spans: int, inflight: int, lat_out: mp.Queue, with_lineage: bool = True
 ) -> None:
+    """One client process: ``inflight`` threads, each sending a request and waiting for its reply, to the receiver
+    whose gRPC port ``port`` (a shared value) holds at that moment, until ``stop`` is set."""
     import grpc
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -50,11 +53,17 @@ def client_main(
         os._exit(1)
 
     threading.Thread(target=exit_when_orphaned, daemon=True).start()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", 64 << 20)])
-    call = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
-    lock = threading.Lock()
-    state = {"sent": 0}
-    requests = quota // spans
+    calls: dict[int, Any] = {}
+    calls_lock = threading.Lock()
+
+    def call_for(target: int) -> Any:
+        with calls_lock:
+            if target not in calls:
+                channel = grpc.insecure_channel(
+                    f"127.0.0.1:{target}", options=[("grpc.max_send_message_length", 64 << 20)]
+                )
+                calls[target] = channel.unary_unary(TRACE_EXPORT, request_serializer=None, response_deserializer=None)
+            return calls[target]
 
     def worker(k: int) -> None:
         marker = f"_{seed * 1000 + k}_"
@@ -65,11 +74,7 @@ def client_main(
         lineage = [s for s in all_spans if any(a.key == "otel_agent.record.kind" for a in s.attributes)]
         t_first = min(s.start_time_unix_nano for s in all_spans)
         n, latencies = 0, []
-        while True:
-            with lock:
-                if state["sent"] >= requests:
-                    break
-                state["sent"] += 1
+        while not stop.is_set():
             n += 1
             shift = time.time_ns() - t_first
             ids = {s.span_id: os.urandom(8) for s in all_spans}
@@ -93,16 +98,16 @@ def client_main(
             t_first += shift
             body = template.SerializeToString()
             t0 = time.perf_counter()
-            while True:
+            while not stop.is_set():
                 try:
-                    call(body, timeout=60)
+                    call_for(port.value)(body, timeout=60)
                     break
                 except grpc.RpcError as exc:
                     if exc.code() not in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE):
                         raise
                     time.sleep(0.05)
             latencies.append((time.time(), time.perf_counter() - t0))
-            if len(latencies) >= 20:
+            if len(latencies) >= 20 or time.time() - latencies[0][0] > 0.5:
                 lat_out.put(latencies)
                 latencies = []
         if latencies:
@@ -125,9 +130,10 @@ def health(port: int) -> dict:
 
 STAGE_COLUMNS = ("prepare", "duplicates", "insert", "commit", "checkpoint")
 """The writer's stages (/healthz commit_stage_seconds), printed per report as wall ms per 1,000 spans of that
-window: where the writer's time goes as the store grows. Beside them the CPU the receiver's main process and its
-decode workers spent per 1,000 spans of the window: a wall-clock stage that grows while the CPU per span does not
-is waiting (for a core, the GIL or the disk), not doing more work."""
+window: where the writer's time goes as the store grows; then the writer thread's own CPU time in each stage
+(/healthz commit_stage_cpu_seconds). Beside them the CPU the receiver's main process and its decode workers spent
+per 1,000 spans of the window. A wall-clock stage that grows while its CPU per span does not is waiting (for a core,
+the GIL or the disk), not doing more work."""
 
 
 def cpu_seconds(process: psutil.Process) -> float:
@@ -170,6 +176,45 @@ def derived_queries(db: str) -> None:
     con.close()
 
 
+def reference_phases(
+    soaked: ReceiverProcess, fresh: ReceiverProcess, port: Any, lat_q: mp.Queue, spans: int, slice_spans: int
+) -> tuple[float, float]:
+    """The same-run reference: the clients' load goes to a new store (``fresh``) and to the soaked one in turn,
+    ``slice_spans`` at a time, until each has taken ``spans``; prints each slice and returns (soaked, new) spans/s
+    over all their slices. Alternating in the same minutes takes the machine's drift (±20-35 % over a soak on this
+    machine) out of the comparison that the first-against-last ratio cannot."""
+    print(
+        f"\nsame-run reference: {spans:,} spans to a new store and {spans:,} more to the soaked one, in alternating "
+        f"slices of {slice_spans:,}",
+        flush=True,
+    )
+    print(f"{'store':>8} {'spans before':>13} {'spans/s':>9} {'p99 ms':>8}", flush=True)
+    taken = {"new": [0, 0.0], "soaked": [0, 0.0]}
+    latencies: list[tuple[float, float]] = []
+    while min(n for n, _ in taken.values()) < spans:
+        for label, target in (("new", fresh), ("soaked", soaked)):
+            if taken[label][0] >= spans:
+                continue
+            before = int(health(target.http_port)["items_committed"])
+            port.value = target.grpc_port
+            t0 = time.time()
+            done = before
+            while done - before < slice_spans:
+                time.sleep(0.2)
+                done = int(health(target.http_port)["items_committed"])
+                while not lat_q.empty():
+                    latencies += lat_q.get()
+            elapsed = time.time() - t0
+            window = sorted(dt for when, dt in latencies if when >= t0 + 0.5)  # after the previous target's replies
+            p99 = window[int(len(window) * 0.99)] * 1000 if window else float("nan")
+            latencies = []
+            taken[label][0] += done - before
+            taken[label][1] += elapsed
+            print(f"{label:>8} {before:>13,} {(done - before) / elapsed:>9,.0f} {p99:>8.0f}", flush=True)
+    soaked_rate, new_rate = (n / t for n, t in (taken["soaked"], taken["new"]))
+    return soaked_rate, new_rate
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--spans", type=int, default=10 * MILLION)
@@ -179,6 +224,15 @@ def main() -> None:
     ap.add_argument("--request-spans", type=int, default=512)
     ap.add_argument("--receiver-args", default="")
     ap.add_argument("--keep", default="", help="keep the store at this path")
+    ap.add_argument(
+        "--reference",
+        type=int,
+        default=MILLION,
+        help="spans of the same-run reference after the soak: this many to a new store and as many more to the "
+        "soaked one, alternating (0: none)",
+    )
+    ap.add_argument("--slice", type=int, default=250_000, help="spans per slice of the same-run reference")
+    ap.add_argument("--no-derived", action="store_true", help="skip timing the derived queries on the result")
     ap.add_argument(
         "--plain",
         action="store_true",
@@ -192,11 +246,12 @@ def main() -> None:
     receiver = ReceiverProcess(db, args.receiver_args.split())
     ctx = mp.get_context("spawn")
     lat_q: mp.Queue = ctx.Queue()
-    quota = args.spans // args.clients
+    port = ctx.Value("i", receiver.grpc_port)
+    stop = ctx.Event()
     procs = [
         ctx.Process(
             target=client_main,
-            args=(receiver.grpc_port, c + 1, args.request_spans, args.inflight, quota, lat_q, not args.plain),
+            args=(port, stop, c + 1, args.request_spans, args.inflight, lat_q, not args.plain),
         )
         for c in range(args.clients)
     ]
@@ -204,54 +259,72 @@ def main() -> None:
         p.start()
     root = psutil.Process(receiver.proc.pid)
     latencies: list[tuple[float, float]] = []
-    target = args.spans // args.request_spans // args.clients * args.request_spans * args.clients
     mark, t_mark, first_rate = args.every, time.time(), None
     stage_heads = " ".join(f"{name[:8]:>8}" for name in STAGE_COLUMNS)
     print(
         f"{'spans':>12} {'spans/s':>9} {'p99 ms':>8} {'RSS MB':>8} {'PSS MB':>8} {'file B/span':>12}   "
-        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7}   CPU ms per 1,000 spans: {'main':>6} {'decode':>6}",
+        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7}   its CPU: {stage_heads}   "
+        f"CPU ms per 1,000 spans: {'main':>6} {'decode':>6}",
         flush=True,
     )
-    done, rate = 0, 0.0
+    done, done_mark, rate = 0, 0, 0.0
     stages_mark, dupq_mark = dict.fromkeys(STAGE_COLUMNS, 0.0), 0
+    stages_cpu_mark = dict.fromkeys(STAGE_COLUMNS, 0.0)
     cpu_mark = (cpu_seconds(root), sum(cpu_seconds(p) for p in root.children(recursive=True)))  # after start-up
-    while done < target:
+    while done < args.spans:
         time.sleep(0.5)
         while not lat_q.empty():
             latencies += lat_q.get()
         h = health(receiver.http_port)
         done = int(h["items_committed"])
-        if done >= min(mark, target):
+        if done >= min(mark, args.spans):
             now = time.time()
+            window_spans = done - done_mark
+            per_k_spans = window_spans / 1e6
             procs_all = [root, *root.children(recursive=True)]
             rss = sum(p.memory_info().rss for p in procs_all)
             pss = sum(p.memory_full_info().pss for p in procs_all)
             cpu_now = (cpu_seconds(root), sum(cpu_seconds(p) for p in procs_all[1:]))
             window = sorted(dt for when, dt in latencies if when >= t_mark)
             p99 = window[int(len(window) * 0.99)] * 1000 if window else float("nan")
-            rate = args.every / (now - t_mark)
+            rate = window_spans / (now - t_mark)
             first_rate = first_rate or rate
-            stages = h["commit_stage_seconds"]
-            cpu_k = " ".join(f"{(a - b) * 1e6 / args.every:>6.1f}" for a, b in zip(cpu_now, cpu_mark, strict=True))
-            per_k = " ".join(f"{(stages[name] - stages_mark[name]) * 1e6 / args.every:>8.2f}" for name in STAGE_COLUMNS)
+            stages, stages_cpu = h["commit_stage_seconds"], h["commit_stage_cpu_seconds"]
+            cpu_k = " ".join(f"{(a - b) / per_k_spans:>6.1f}" for a, b in zip(cpu_now, cpu_mark, strict=True))
+            per_k = " ".join(f"{(stages[name] - stages_mark[name]) / per_k_spans:>8.2f}" for name in STAGE_COLUMNS)
+            cpu_per_k = " ".join(
+                f"{(stages_cpu[name] - stages_cpu_mark[name]) / per_k_spans:>8.2f}" for name in STAGE_COLUMNS
+            )
             print(
                 f"{done:>12,} {rate:>9,.0f} {p99:>8.0f} {rss / 2**20:>8.0f} {pss / 2**20:>8.0f} "
                 f"{store_bytes(db) / done:>12.0f}   {'':>26} {per_k} {h['duplicate_queries'] - dupq_mark:>7}   "
-                f"{'':>23}{cpu_k}",
+                f"{'':>9}{cpu_per_k}   {'':>23}{cpu_k}",
                 flush=True,
             )
             stages_mark, dupq_mark = {name: stages[name] for name in STAGE_COLUMNS}, h["duplicate_queries"]
-            cpu_mark = cpu_now
+            stages_cpu_mark = {name: stages_cpu[name] for name in STAGE_COLUMNS}
+            cpu_mark, done_mark = cpu_now, done
             latencies = [x for x in latencies if x[0] >= now]
             mark, t_mark = mark + args.every, now
+    print(f"last report's throughput / first's: {rate / (first_rate or 1):.2f} (machine drift included)", flush=True)
+    if args.reference:
+        fresh = ReceiverProcess(os.path.join(tmp, "reference.duckdb"), args.receiver_args.split())
+        soaked_rate, new_rate = reference_phases(receiver, fresh, port, lat_q, args.reference, args.slice)
+        print(
+            f"soaked store / new store, same minutes: {soaked_rate / new_rate:.2f} "
+            f"({soaked_rate:,.0f} against {new_rate:,.0f} spans/s)",
+            flush=True,
+        )
+    stop.set()
     for p in procs:
         p.join()
+    if args.reference:
+        fresh.stop()
     receiver.stop()
-    print(
-        f"last report's throughput / first's: {rate / (first_rate or 1):.2f}; file {store_bytes(db) / done:.0f} B/span"
-    )
-    print(f"load average now {os.getloadavg()[0]:.2f}", flush=True)
-    derived_queries(db)
+    done = int(duckdb.connect(db, read_only=True).execute("SELECT count(*) FROM spans").fetchall()[0][0])
+    print(f"file {store_bytes(db) / done:.0f} B/span; load average now {os.getloadavg()[0]:.2f}", flush=True)
+    if not args.no_derived:
+        derived_queries(db)
     if args.keep:
         shutil.move(db, args.keep)
     shutil.rmtree(tmp, ignore_errors=True)

@@ -111,6 +111,10 @@ class WriterStats:
     """Those of ``checkpoints`` run early because no request was waiting."""
     commit_seconds: float = 0.0
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    stage_cpu_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    """The writer thread's own CPU time in each stage (``time.thread_time``): a stage whose wall time grows while
+    its CPU does not is waiting (for the GIL, a core or the disk), not doing more work. DuckDB's worker threads
+    (a checkpoint runs on them too) are not counted."""
 
 
 STAGES = ("prepare", "duplicates", "insert", "commit", "checkpoint")
@@ -406,12 +410,13 @@ class Writer:
         early_from = self._checkpoint_at - self._checkpoint_bytes * (1 - IDLE_CHECKPOINT_FRACTION)
         if not due and (wal < early_from or not self._queue.empty()):
             return
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         try:
             self.con.execute("CHECKPOINT")
         except duckdb.Error as exc:
             log.warning("checkpoint after a group commit failed: %s", exc)
         elapsed = time.perf_counter() - started
+        self.stats.stage_cpu_seconds["checkpoint"] += time.thread_time() - cpu_started
         self._checkpoint_at = self._wal_bytes() + self._checkpoint_bytes
         self.stats.checkpoints += 1
         self.stats.idle_checkpoints += not due
@@ -441,12 +446,14 @@ class Writer:
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
-        """Add the time spent inside the block to ``stats.stage_seconds[name]``."""
-        started = time.perf_counter()
+        """Add the wall time spent inside the block to ``stats.stage_seconds[name]``, the thread's CPU time to
+        ``stats.stage_cpu_seconds[name]``."""
+        started, cpu_started = time.perf_counter(), time.thread_time()
         try:
             yield
         finally:
             self.stats.stage_seconds[name] += time.perf_counter() - started
+            self.stats.stage_cpu_seconds[name] += time.thread_time() - cpu_started
 
     def _commit_sql(self, jobs: list[_BatchJob]) -> None:
         con = self.con

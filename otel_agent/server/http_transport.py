@@ -149,6 +149,7 @@ def build_app(
                 "refused": writer.stats.refused,
                 "failed_group_commits": writer.stats.failed_commits,
                 "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
+                "commit_stage_cpu_seconds": {k: round(v, 3) for k, v in writer.stats.stage_cpu_seconds.items()},
                 "duplicate_queries": writer.stats.duplicate_queries,
                 "checkpoints": writer.stats.checkpoints,
                 "idle_checkpoints": writer.stats.idle_checkpoints,
