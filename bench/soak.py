@@ -176,6 +176,22 @@ def derived_queries(db: str) -> None:
     con.close()
 
 
+def run_slice(target: ReceiverProcess, port: Any, lat_q: mp.Queue, spans: int) -> tuple[int, int, float, float]:
+    """Send the clients' load to ``target`` until it has committed ``spans`` more: (committed before, after,
+    seconds, p99 ms of the replies that started after the previous target's last ones)."""
+    before = int(health(target.http_port)["items_committed"])
+    port.value = target.grpc_port
+    t0 = time.time()
+    done, latencies = before, []
+    while done - before < spans:
+        time.sleep(0.2)
+        done = int(health(target.http_port)["items_committed"])
+        while not lat_q.empty():
+            latencies += lat_q.get()
+    window = sorted(dt for when, dt in latencies if when >= t0 + 0.5)
+    return before, done, time.time() - t0, window[int(len(window) * 0.99)] * 1000 if window else float("nan")
+
+
 def reference_phases(
     soaked: ReceiverProcess, fresh: ReceiverProcess, port: Any, lat_q: mp.Queue, spans: int, slice_spans: int
 ) -> tuple[float, float]:
@@ -190,29 +206,42 @@ def reference_phases(
     )
     print(f"{'store':>8} {'spans before':>13} {'spans/s':>9} {'p99 ms':>8}", flush=True)
     taken = {"new": [0, 0.0], "soaked": [0, 0.0]}
-    latencies: list[tuple[float, float]] = []
     while min(n for n, _ in taken.values()) < spans:
         for label, target in (("new", fresh), ("soaked", soaked)):
             if taken[label][0] >= spans:
                 continue
-            before = int(health(target.http_port)["items_committed"])
-            port.value = target.grpc_port
-            t0 = time.time()
-            done = before
-            while done - before < slice_spans:
-                time.sleep(0.2)
-                done = int(health(target.http_port)["items_committed"])
-                while not lat_q.empty():
-                    latencies += lat_q.get()
-            elapsed = time.time() - t0
-            window = sorted(dt for when, dt in latencies if when >= t0 + 0.5)  # after the previous target's replies
-            p99 = window[int(len(window) * 0.99)] * 1000 if window else float("nan")
-            latencies = []
+            before, done, elapsed, p99 = run_slice(target, port, lat_q, slice_spans)
             taken[label][0] += done - before
             taken[label][1] += elapsed
             print(f"{label:>8} {before:>13,} {(done - before) / elapsed:>9,.0f} {p99:>8.0f}", flush=True)
     soaked_rate, new_rate = (n / t for n, t in (taken["soaked"], taken["new"]))
     return soaked_rate, new_rate
+
+
+def paired_soak(
+    ours: ReceiverProcess, ref: ReceiverProcess, port: Any, lat_q: mp.Queue, args: argparse.Namespace
+) -> None:
+    """``--ref``: this checkout's receiver and the ``--ref`` checkout's, each into its own store, take the load in
+    alternating slices until each holds ``--spans``; each million of each store is reported as it completes (its
+    spans/s over the slices that wrote it). Both grow in the same minutes, so the comparison of their profiles is
+    free of the machine's drift: an A/B of a change to how the store ages."""
+    print(f"paired soak: ours (this checkout) and ref ({args.ref}), alternating slices of {args.slice:,} spans")
+    print(f"{'store':>6} {'spans':>12} {'spans/s':>9} {'p99 ms':>8}", flush=True)
+    rates: dict[str, list[float]] = {"ours": [], "ref": []}
+    window = {"ours": [0, 0.0, 0.0], "ref": [0, 0.0, 0.0]}  # spans, seconds, worst slice p99 of this million
+    while min(len(r) for r in rates.values()) < args.spans // args.every:
+        for label, target in (("ours", ours), ("ref", ref)):
+            before, done, elapsed, p99 = run_slice(target, port, lat_q, args.slice)
+            w = window[label]
+            w[0], w[1], w[2] = w[0] + done - before, w[1] + elapsed, max(w[2], p99)
+            if w[0] >= args.every:
+                rates[label].append(w[0] / w[1])
+                print(f"{label:>6} {done:>12,} {w[0] / w[1]:>9,.0f} {w[2]:>8.0f}", flush=True)
+                window[label] = [0, 0.0, 0.0]
+    for label, r in rates.items():
+        print(f"{label}: last million / first: {r[-1] / r[0]:.2f}; last / best: {r[-1] / max(r):.2f}")
+    by_million = " ".join(f"{a / b:.2f}" for a, b in zip(rates["ours"], rates["ref"], strict=True))
+    print(f"ours / ref, million by million: {by_million}", flush=True)
 
 
 def main() -> None:
@@ -231,7 +260,13 @@ def main() -> None:
         help="spans of the same-run reference after the soak: this many to a new store and as many more to the "
         "soaked one, alternating (0: none)",
     )
-    ap.add_argument("--slice", type=int, default=250_000, help="spans per slice of the same-run reference")
+    ap.add_argument("--slice", type=int, default=250_000, help="spans per slice of the same-run reference and of --ref")
+    ap.add_argument(
+        "--ref",
+        default="",
+        help="a checkout (e.g. a worktree of main) whose receiver soaks beside this one, alternating slices: the "
+        "A/B of a change to the profile (paired_soak)",
+    )
     ap.add_argument("--no-derived", action="store_true", help="skip timing the derived queries on the result")
     ap.add_argument(
         "--plain",
@@ -257,6 +292,19 @@ def main() -> None:
     ]
     for p in procs:
         p.start()
+    if args.ref:
+        cwd = str(Path(args.ref).resolve())
+        ref = ReceiverProcess(
+            os.path.join(tmp, "ref.duckdb"), args.receiver_args.split(), env={**os.environ, "PYTHONPATH": cwd}, cwd=cwd
+        )
+        paired_soak(receiver, ref, port, lat_q, args)
+        stop.set()
+        for p in procs:
+            p.join()
+        ref.stop()
+        receiver.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     root = psutil.Process(receiver.proc.pid)
     latencies: list[tuple[float, float]] = []
     mark, t_mark, first_rate = args.every, time.time(), None
