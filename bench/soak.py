@@ -267,6 +267,11 @@ def main() -> None:
         help="a checkout (e.g. a worktree of main) whose receiver soaks beside this one, alternating slices: the "
         "A/B of a change to the profile (paired_soak)",
     )
+    ap.add_argument(
+        "--ref-receiver-args",
+        default=None,
+        help="--receiver-args of the --ref side (default: the same); with --ref . this A/Bs a setting",
+    )
     ap.add_argument("--no-derived", action="store_true", help="skip timing the derived queries on the result")
     ap.add_argument(
         "--plain",
@@ -295,7 +300,10 @@ def main() -> None:
     if args.ref:
         cwd = str(Path(args.ref).resolve())
         ref = ReceiverProcess(
-            os.path.join(tmp, "ref.duckdb"), args.receiver_args.split(), env={**os.environ, "PYTHONPATH": cwd}, cwd=cwd
+            os.path.join(tmp, "ref.duckdb"),
+            (args.receiver_args if args.ref_receiver_args is None else args.ref_receiver_args).split(),
+            env={**os.environ, "PYTHONPATH": cwd},
+            cwd=cwd,
         )
         paired_soak(receiver, ref, port, lat_q, args)
         stop.set()
