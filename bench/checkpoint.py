@@ -37,21 +37,31 @@ from otel_agent.fold.redact import Redactor
 from otel_agent.store.statements import ddl
 
 
-def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> list[float]:
-    path = os.path.join(tmp, f"rg{row_group_size}.duckdb")
+def new_store(path: str, row_group_size: int) -> duckdb.DuckDBPyConnection:
+    """A store with the schema, attached with ``row_group_size``, that checkpoints only when told to."""
     con = duckdb.connect(config={"checkpoint_threshold": "100GB"})
     con.execute(f"ATTACH ? AS store (ROW_GROUP_SIZE {int(row_group_size)})", [path])
     con.execute("USE store")
     for stmt in ddl("schema"):
         con.execute(stmt.sql)
+    return con
+
+
+def append(con: duckdb.DuckDBPyConnection, table: object) -> None:
+    """One 512-span transaction, as the writer commits a request."""
+    con.register("incoming", table)
+    con.execute("BEGIN")
+    con.execute("INSERT INTO spans BY NAME SELECT * FROM incoming")
+    con.execute("COMMIT")
+
+
+def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> list[float]:
+    con = new_store(os.path.join(tmp, f"rg{row_group_size}.duckdb"), row_group_size)
     durations = []
     n = 0
     for _ in range(rounds):
         for _ in range(per):
-            con.register("incoming", tables[n % len(tables)])
-            con.execute("BEGIN")
-            con.execute("INSERT INTO spans BY NAME SELECT * FROM incoming")
-            con.execute("COMMIT")
+            append(con, tables[n % len(tables)])
             n += 1
         t0 = time.perf_counter()
         con.execute("CHECKPOINT")
@@ -63,12 +73,7 @@ def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> l
 def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: str) -> None:
     """``--at``: at each store size in ``marks`` (spans), the median of three rounds of ``per`` 512-span
     transactions then a CHECKPOINT: insert and checkpoint, wall and process CPU, per round."""
-    path = os.path.join(tmp, f"at{row_group_size}.duckdb")
-    con = duckdb.connect(config={"checkpoint_threshold": "100GB"})
-    con.execute(f"ATTACH ? AS store (ROW_GROUP_SIZE {int(row_group_size)})", [path])
-    con.execute("USE store")
-    for stmt in ddl("schema"):
-        con.execute(stmt.sql)
+    con = new_store(os.path.join(tmp, f"at{row_group_size}.duckdb"), row_group_size)
     con.register("bulk", pa.concat_tables(tables))
     stored = 0
     for mark in marks:
@@ -80,10 +85,7 @@ def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: s
         for _ in range(3):
             wall, cpu = time.perf_counter(), time.process_time()
             for i in range(per):
-                con.register("incoming", tables[i % len(tables)])
-                con.execute("BEGIN")
-                con.execute("INSERT INTO spans BY NAME SELECT * FROM incoming")
-                con.execute("COMMIT")
+                append(con, tables[i % len(tables)])
             inserted = time.perf_counter() - wall, time.process_time() - cpu
             wall, cpu = time.perf_counter(), time.process_time()
             con.execute("CHECKPOINT")
