@@ -22,6 +22,7 @@ import contextlib
 import json
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -465,6 +466,7 @@ def main() -> None:
                 ratio = row[ours]["committed_spans_per_s"] / row["baseline"]["committed_spans_per_s"]
                 print(f"[{n + 1}] same-run ratio {ours} / baseline: {ratio:.2f}x", flush=True)
         rounds.append(row)
+    shutil.rmtree(tmp, ignore_errors=True)  # each phase's store is gone already; its directory too
     print(f"median of {args.rounds} round(s), load average now {os.getloadavg()[0]:.2f}:")
     summary: dict[str, dict[str, float]] = {}
     for phase in phases:
