@@ -74,12 +74,13 @@ def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: s
     """``--at``: at each store size in ``marks`` (spans), the median of three rounds of ``per`` 512-span
     transactions then a CHECKPOINT: insert and checkpoint, wall and process CPU, per round."""
     con = new_store(os.path.join(tmp, f"at{row_group_size}.duckdb"), row_group_size)
-    con.register("bulk", pa.concat_tables(tables))
+    bulk = pa.concat_tables(tables)
+    con.register("bulk", bulk)
     stored = 0
     for mark in marks:
         while stored < mark:
             con.execute("INSERT INTO spans BY NAME SELECT * FROM bulk")
-            stored += 512 * len(tables)
+            stored += bulk.num_rows
         con.execute("CHECKPOINT")
         rounds = []
         for _ in range(3):

@@ -32,6 +32,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import psutil
@@ -210,6 +211,14 @@ def client_main(kind: str, port: int, seed: int, n_requests: int, spans: int, in
              "ran_out": state["next"] >= len(payloads), "cpu_s": time.process_time() - cpu0})  # fmt: skip
 
 
+def from_checkout(checkout: str) -> dict[str, Any]:
+    """``ReceiverProcess`` keywords that run the receiver of another checkout (``--ref``). It runs from that
+    checkout too: ``python -m`` puts the working directory ahead of PYTHONPATH, so run from this one it would
+    import this checkout's code."""
+    cwd = str(Path(checkout).resolve())
+    return {"env": {**os.environ, "PYTHONPATH": cwd}, "cwd": cwd}
+
+
 def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:
     """One phase: ``grpc``, ``http`` or ``paced`` against ``otel-agent serve``, ``grpc-python`` the same as
     ``grpc`` with the Python fold only (``OTEL_AGENT_NATIVE_FOLD=off``), ``grpc-ref`` (``paced-ref``,
@@ -217,16 +226,14 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
     in one run), ``baseline`` (gRPC, full load) against bench/baseline_receiver.py, each with a new store."""
     kind = "http" if phase.startswith("http") else "grpc"
     baseline = phase == "baseline"
-    env = {**os.environ, "OTEL_AGENT_NATIVE_FOLD": "off"} if phase == "grpc-python" else None
-    cwd = None
-    if phase.endswith("-ref"):  # the same receiver from another checkout (--ref): A/B of a change in one run
-        # Run from that checkout too: ``python -m`` puts the working directory ahead of PYTHONPATH, so run from
-        # this one it would import this checkout's code (as every -ref phase did before this line).
-        cwd = str(Path(args.ref).resolve())
-        env = {**os.environ, "PYTHONPATH": cwd}
+    where: dict[str, Any] = {}
+    if phase == "grpc-python":
+        where = {"env": {**os.environ, "OTEL_AGENT_NATIVE_FOLD": "off"}}
+    elif phase.endswith("-ref"):  # the same receiver from another checkout (--ref): A/B of a change in one run
+        where = from_checkout(args.ref)
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
     extra = args.receiver_args.split() if args.receiver_args else []
-    receiver = ReceiverProcess(db, extra, baseline=baseline, env=env, cwd=cwd)
+    receiver = ReceiverProcess(db, extra, baseline=baseline, **where)
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients
     n_requests = int(per_client_rate * args.duration / args.spans * 1.3) + args.inflight

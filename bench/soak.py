@@ -32,7 +32,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_spans import make_request
-from ingest import TRACE_EXPORT, ReceiverProcess
+from ingest import TRACE_EXPORT, ReceiverProcess, from_checkout
 
 MILLION = 1_000_000
 
@@ -298,12 +298,10 @@ def main() -> None:
     for p in procs:
         p.start()
     if args.ref:
-        cwd = str(Path(args.ref).resolve())
         ref = ReceiverProcess(
             os.path.join(tmp, "ref.duckdb"),
             (args.receiver_args if args.ref_receiver_args is None else args.ref_receiver_args).split(),
-            env={**os.environ, "PYTHONPATH": cwd},
-            cwd=cwd,
+            **from_checkout(args.ref),
         )
         paired_soak(receiver, ref, port, lat_q, args)
         stop.set()
