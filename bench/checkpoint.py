@@ -8,26 +8,30 @@ rows) and for smaller ones.
 
     python bench/checkpoint.py                      # 10 checkpoints of 40,960 spans each
     python bench/checkpoint.py --sizes 122880,8192 --rounds 20
-    python bench/checkpoint.py --sizes 8192 --at 0,2,5,10   # the same at stores of 0, 2, 5 and 10 M spans
+    python bench/checkpoint.py --sizes 8192 --at 0.5,2,5,10 --memory-limit 1GB   # growth up to 10 M spans
 
-``--at`` fills the store in bulk to each size (millions of spans) and then times three rounds of appending and
-checkpointing there: the insert and the checkpoint, wall and whole-process CPU (DuckDB's worker threads run
-parts of a checkpoint), medians. A checkpoint also walks every row group of every table, changed or not, so its
-cost grows with the store (docs/scale.md, the soak of 2026-12-04).
+``--at`` fills a store the way the writer does (512-span transactions, a checkpoint every ``--per-checkpoint``
+spans), alternating round by round with a reference store that starts again at 1 M spans, and reports both as
+the store passes each size (millions of spans): the insert and the checkpoint, wall and whole-process CPU
+(DuckDB's worker threads run parts of a checkpoint), the process's minor page faults, DuckDB's cached table
+data, and the ratio of the two stores' time per round, which the machine's drift does not move. With
+``--memory-limit 1GB`` (the receiver's default) each store's buffer pool fills as the receiver's does
+(docs/scale.md, 2026-12-05).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_spans import make_request
@@ -70,36 +74,87 @@ def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> l
     return durations
 
 
-def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: str) -> None:
-    """``--at``: at each store size in ``marks`` (spans), the median of three rounds of ``per`` 512-span
-    transactions then a CHECKPOINT: insert and checkpoint, wall and process CPU, per round."""
-    con = new_store(os.path.join(tmp, f"at{row_group_size}.duckdb"), row_group_size)
-    bulk = pa.concat_tables(tables)
-    con.register("bulk", bulk)
-    stored = 0
+FRESH_SPANS = 1_000_000
+"""``--at``'s reference store is started again once it holds this many spans: it stands for a store's first million."""
+
+
+@dataclass
+class Growing:
+    """A store being filled round by round, and its last three rounds: (insert wall, insert CPU, checkpoint wall,
+    checkpoint CPU) in seconds and minor page faults."""
+
+    path: str
+    row_group_size: int
+    memory_limit: str
+    con: duckdb.DuckDBPyConnection | None = None
+    stored: int = 0
+    rounds: list[tuple[float, ...]] = field(default_factory=list)
+
+    def start(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            Path(self.path).unlink()
+        self.con = new_store(self.path, self.row_group_size)  # its own DuckDB instance, so its own buffer pool
+        if self.memory_limit:
+            self.con.execute(f"SET memory_limit = '{self.memory_limit}'")
+        self.stored, self.rounds = 0, []
+
+    def round(self, tables: list, per: int) -> None:
+        """``per`` 512-span transactions, then a CHECKPOINT, timed."""
+        assert self.con is not None
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        wall, cpu = time.perf_counter(), time.process_time()
+        for i in range(per):
+            append(self.con, tables[(self.stored // 512 + i) % len(tables)])
+        inserted = time.perf_counter() - wall, time.process_time() - cpu
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.con.execute("CHECKPOINT")
+        checkpointed = time.perf_counter() - wall, time.process_time() - cpu
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+        self.rounds = [*self.rounds[-2:], (*inserted, *checkpointed, faults)]
+        self.stored += per * 512
+
+    def medians(self) -> list[float]:
+        """Insert wall, insert CPU, checkpoint wall, checkpoint CPU (ms) and page faults (thousands) per round."""
+        times = [statistics.median(r[k] * 1000 for r in self.rounds) for k in range(4)]
+        return [*times, statistics.median(r[4] for r in self.rounds) / 1000]
+
+    def cached_mb(self) -> float:
+        assert self.con is not None
+        sql = "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'"
+        return float(self.con.execute(sql).fetchall()[0][0]) / 2**20
+
+
+def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: str, memory_limit: str) -> None:
+    """``--at``: fill a store as the writer does (512-span transactions, a CHECKPOINT after every ``per`` of them),
+    and after each of its rounds run one on a reference store that starts again at ``FRESH_SPANS``: both in the
+    same minutes, so the machine's drift (20-35 % within an hour here) is out of their ratio. As the store
+    passes each size in ``marks`` (spans), print both stores' medians of their last three rounds and the ratio.
+
+    A bulk fill (INSERTs of many thousands of rows) would be faster but makes another store: its row groups come
+    from DuckDB's optimistic writes, and its checkpoints grew 80 → 176 ms from 0.1 to 10 M spans (12-04)."""
+    big = Growing(os.path.join(tmp, f"at{row_group_size}.duckdb"), row_group_size, memory_limit)
+    fresh = Growing(os.path.join(tmp, f"fresh{row_group_size}.duckdb"), row_group_size, memory_limit)
+    big.start()
+    fresh.start()
     for mark in marks:
-        while stored < mark:
-            con.execute("INSERT INTO spans BY NAME SELECT * FROM bulk")
-            stored += bulk.num_rows
-        con.execute("CHECKPOINT")
-        rounds = []
-        for _ in range(3):
-            wall, cpu = time.perf_counter(), time.process_time()
-            for i in range(per):
-                append(con, tables[i % len(tables)])
-            inserted = time.perf_counter() - wall, time.process_time() - cpu
-            wall, cpu = time.perf_counter(), time.process_time()
-            con.execute("CHECKPOINT")
-            rounds.append((*inserted, time.perf_counter() - wall, time.process_time() - cpu))
-            stored += per * 512
-        medians = (statistics.median(r[k] * 1000 for r in rounds) for k in range(4))
-        insert_wall, insert_cpu, ckpt_wall, ckpt_cpu = medians
+        while big.stored < mark or len(big.rounds) < 3 or len(fresh.rounds) < 3:
+            big.round(tables, per)
+            if fresh.stored >= FRESH_SPANS:
+                fresh.start()
+            fresh.round(tables, per)
+        b, f = big.medians(), fresh.medians()
+        ratio = (b[0] + b[2]) / (f[0] + f[2])
         print(
-            f"  ROW_GROUP_SIZE {row_group_size:>7,} at {stored / 1e6:5.2f} M spans: insert {insert_wall:5.0f} ms "
-            f"(CPU {insert_cpu:5.0f})  checkpoint {ckpt_wall:5.0f} ms (CPU {ckpt_cpu:5.0f})",
+            f"  {row_group_size:>7,} at {big.stored / 1e6:5.2f} M: insert {b[0]:4.0f} ms (CPU {b[1]:4.0f}) "
+            f"checkpoint {b[2]:4.0f} ms (CPU {b[3]:4.0f}) faults {b[4]:4.0f} k cached {big.cached_mb():5.0f} MB | "
+            f"reference at {fresh.stored / 1e6:4.2f} M: insert {f[0]:4.0f} checkpoint {f[2]:4.0f} faults {f[4]:4.0f} k"
+            f" | time per round, store / reference: {ratio:4.2f}",
             flush=True,
         )
-    con.close()
+    for store in (big, fresh):
+        if store.con is not None:
+            store.con.close()
 
 
 def main() -> None:
@@ -108,16 +163,22 @@ def main() -> None:
     ap.add_argument("--per-checkpoint", type=int, default=40_960, help="spans appended between checkpoints")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--at", default="", help="store sizes in millions of spans (e.g. 0,2,5,10): time growth instead")
+    ap.add_argument("--memory-limit", default="", help="DuckDB memory_limit for --at (the receiver's default: 1GB)")
     args = ap.parse_args()
     redactor = Redactor()
     payloads = [make_request(512, time.time_ns() + i * 10**9, 9_000 + i) for i in range(64)]
     tables = [decode_payload("traces", PROTOBUF, p, redactor, None, 0).tables["spans"] for p in payloads]
     per = max(1, args.per_checkpoint // 512)
     if args.at:
-        print(f"{per * 512:,} spans appended then checkpointed, three rounds at each store size; medians:")
+        print(
+            f"{per * 512:,} spans appended then checkpointed per round, as the writer fills a store, alternating with "
+            f"a reference store started again every {FRESH_SPANS:,} spans; medians of each one's last three rounds "
+            f"(memory_limit {args.memory_limit or 'DuckDB default'}):"
+        )
         with tempfile.TemporaryDirectory(prefix="otel-agent-ckpt-") as tmp:
             for size in (int(s) for s in args.sizes.split(",")):
-                run_at(size, tables, per, [int(float(m) * 1_000_000) for m in args.at.split(",")], tmp)
+                marks = [int(float(m) * 1_000_000) for m in args.at.split(",")]
+                run_at(size, tables, per, marks, tmp, args.memory_limit)
         return
     print(f"{per * 512:,} spans per checkpoint, {args.rounds} checkpoints; duration of each in ms:")
     with tempfile.TemporaryDirectory(prefix="otel-agent-ckpt-") as tmp:
