@@ -3,6 +3,9 @@ store/database.py and bench/checkpoint.py), and every cursor of it sees the stor
 
 from __future__ import annotations
 
+import sys
+import time
+
 import duckdb
 import pytest
 
@@ -59,10 +62,27 @@ def test_the_writer_checkpoints_after_the_group_commit_not_inside_it(tmp_path) -
     assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM spans").fetchall() == [(n,)]
 
 
+def wait_until_writer_waits(writer: Writer, timeout_s: float = 30.0) -> None:
+    """Until the writer thread is back waiting for its next job, i.e. it has made its checkpoint decision for the
+    group just answered. A reply is released before that decision, so a caller that sends its next request at
+    once can be in the queue by then, and the writer rightly skips the early checkpoint: a race this test must
+    not run (two lost in a row let the WAL reach the threshold)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(writer._thread.ident or 0)
+        while frame is not None and frame.f_code.co_name != "_next_job":
+            frame = frame.f_back
+        if frame is not None:
+            return
+        time.sleep(0.001)
+    raise AssertionError("the writer thread did not go back to waiting for a job")
+
+
 def test_with_nothing_waiting_the_writer_checkpoints_at_half_the_threshold(tmp_path) -> None:
     """Requests that arrive during a checkpoint wait for it, and it lasts as long as the WAL it folds in: with
-    no request waiting after a group commit (one request at a time here), the writer checkpoints once the WAL
-    holds IDLE_CHECKPOINT_FRACTION of the threshold, so no WAL ever reaches the threshold itself."""
+    no request waiting after a group commit (one request at a time here, the next sent once the writer waits
+    again), the writer checkpoints once the WAL holds IDLE_CHECKPOINT_FRACTION of the threshold, so no WAL ever
+    reaches the threshold itself and every checkpoint is an early one."""
     path = tmp_path / "idle.duckdb"
     con = open_store(path, checkpoint_threshold="1MB")
     writer = Writer(con, max_inflight_bytes=1 << 40)
@@ -72,10 +92,10 @@ def test_with_nothing_waiting_the_writer_checkpoints_at_half_the_threshold(tmp_p
         request = span_request([{"name": f"s{i}", "attributes": {"k": "v" * 200}} for i in range(first, first + 400)])
         writer.write(decode_payload("traces", PROTOBUF, request.SerializeToString(), Redactor(), None, 0))
         largest = max(largest, wal.stat().st_size if wal.exists() else 0)
+        wait_until_writer_waits(writer)
     writer.close()
-    # The next request can reach the queue before the writer looks at it after a commit (its reply is sent
-    # first), which skips one early checkpoint; the WAL still never reaches the threshold.
     assert writer.stats.idle_checkpoints >= 3
+    assert writer.stats.idle_checkpoints == writer.stats.checkpoints
     assert 0 < largest < 1 << 20
     con.close()
     assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM spans").fetchall() == [(16_000,)]
