@@ -59,21 +59,6 @@ def append(con: duckdb.DuckDBPyConnection, table: object) -> None:
     con.execute("COMMIT")
 
 
-def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> list[float]:
-    con = new_store(os.path.join(tmp, f"rg{row_group_size}.duckdb"), row_group_size)
-    durations = []
-    n = 0
-    for _ in range(rounds):
-        for _ in range(per):
-            append(con, tables[n % len(tables)])
-            n += 1
-        t0 = time.perf_counter()
-        con.execute("CHECKPOINT")
-        durations.append((time.perf_counter() - t0) * 1000)
-    con.close()
-    return durations
-
-
 FRESH_SPANS = 1_000_000
 """``--at``'s reference store is started again once it holds this many spans: it stands for a store's first million."""
 
@@ -92,7 +77,7 @@ class Growing:
 
     def start(self) -> None:
         if self.con is not None:
-            self.con.close()
+            self.close()
             Path(self.path).unlink()
         self.con = new_store(self.path, self.row_group_size)  # its own DuckDB instance, so its own buffer pool
         if self.memory_limit:
@@ -119,10 +104,26 @@ class Growing:
         times = [statistics.median(r[k] * 1000 for r in self.rounds) for k in range(4)]
         return [*times, statistics.median(r[4] for r in self.rounds) / 1000]
 
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+
     def cached_mb(self) -> float:
         assert self.con is not None
         sql = "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'BASE_TABLE'"
         return float(self.con.execute(sql).fetchall()[0][0]) / 2**20
+
+
+def run(row_group_size: int, tables: list, per: int, rounds: int, tmp: str) -> list[float]:
+    """The default mode: ``rounds`` rounds of ``per`` 512-span transactions and a CHECKPOINT; each checkpoint's ms."""
+    store = Growing(os.path.join(tmp, f"rg{row_group_size}.duckdb"), row_group_size, "")
+    store.start()
+    durations = []
+    for _ in range(rounds):
+        store.round(tables, per)
+        durations.append(store.rounds[-1][2] * 1000)
+    store.close()
+    return durations
 
 
 def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: str, memory_limit: str) -> None:
@@ -152,9 +153,8 @@ def run_at(row_group_size: int, tables: list, per: int, marks: list[int], tmp: s
             f" | time per round, store / reference: {ratio:4.2f}",
             flush=True,
         )
-    for store in (big, fresh):
-        if store.con is not None:
-            store.con.close()
+    big.close()
+    fresh.close()
 
 
 def main() -> None:
