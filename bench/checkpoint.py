@@ -82,7 +82,7 @@ class Growing:
         self.con = new_store(self.path, self.row_group_size)  # its own DuckDB instance, so its own buffer pool
         if self.memory_limit:
             self.con.execute(f"SET memory_limit = '{self.memory_limit}'")
-        self.stored, self.rounds = 0, []
+        self.stored = 0  # its rounds stay: with large rounds a restart can come before three of them
 
     def round(self, tables: list, per: int) -> None:
         """``per`` 512-span transactions, then a CHECKPOINT, timed."""
