@@ -99,3 +99,63 @@ def test_with_nothing_waiting_the_writer_checkpoints_at_half_the_threshold(tmp_p
     assert 0 < largest < 1 << 20
     con.close()
     assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM spans").fetchall() == [(16_000,)]
+
+
+def test_payload_columns_are_written_with_zstd_and_read_back_exactly(tmp_path) -> None:
+    """Spans' and events' attributes and logs' body and attributes carry prompts, messages and tool I/O: the schema
+    asks DuckDB for zstd there (010_spans.sql says why); the columns that repeat keep DuckDB's own choice."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    from tests.otlp_builders import T0, any_value, kvs, resource_scope
+
+    path = tmp_path / "zstd.duckdb"
+    con = open_store(path)
+    writer = Writer(con, max_inflight_bytes=1 << 40)
+    n = 2 * ROW_GROUP_SIZE
+
+    def text(i: int) -> str:
+        return f"message {i}: " + " ".join(f"word{(i * 7 + j) % 997}" for j in range(30))
+
+    spans = span_request([{"name": f"s{i}", "attributes": {"gen_ai.prompt": text(i), "n": i}} for i in range(n)])
+    for i, span in enumerate(spans.resource_spans[0].scope_spans[0].spans):
+        event = span.events.add()
+        event.time_unix_nano = T0 + i
+        event.name = "gen_ai.choice"
+        event.attributes.extend(kvs({"message": text(i + 1)}))
+    logs = ExportLogsServiceRequest()
+    _, scope_logs = resource_scope(logs, "svc", "tests")
+    for i in range(n):
+        record = scope_logs.log_records.add()
+        record.time_unix_nano = T0 + i
+        record.body.CopyFrom(any_value(text(i + 2)))
+        record.attributes.extend(kvs({"gen_ai.tool.output": text(i + 3), "n": i}))
+    writer.write(decode_payload("traces", PROTOBUF, spans.SerializeToString(), Redactor(), None, 0))
+    writer.write(decode_payload("logs", PROTOBUF, logs.SerializeToString(), Redactor(), None, 0))
+    writer.close()
+    con.execute("CHECKPOINT")
+    cur = store_cursor(con)
+
+    def methods(table: str, column: str) -> set[str]:
+        sql = (
+            f"SELECT DISTINCT compression FROM pragma_storage_info('{table}')"
+            " WHERE column_name = ? AND segment_type <> 'VALIDITY'"
+        )
+        return {m for (m,) in cur.execute(sql, [column]).fetchall()}
+
+    assert methods("spans", "attributes") == {"ZSTD"}
+    assert methods("span_events", "attributes") == {"ZSTD"}
+    assert methods("logs", "body") == {"ZSTD"}
+    assert methods("logs", "attributes") == {"ZSTD"}
+    assert "ZSTD" not in methods("spans", "resource_attributes")
+    assert cur.execute("SELECT attributes->>'gen_ai.prompt' FROM spans WHERE name = 's4321'").fetchall() == [
+        (text(4321),)
+    ]
+    assert cur.execute(
+        "SELECT e.attributes->>'message' FROM span_events e JOIN spans s USING (trace_id, span_id)"
+        " WHERE s.name = 's4321'"
+    ).fetchall() == [(text(4322),)]
+    assert cur.execute(
+        "SELECT body->>'$', attributes->>'gen_ai.tool.output' FROM logs WHERE (attributes->>'n')::INT = 77"
+    ).fetchall() == [(text(79), text(80))]
+    cur.close()
+    con.close()

@@ -5,6 +5,6 @@ CREATE TABLE IF NOT EXISTS span_events (
     event_index UINTEGER NOT NULL,
     time TIMESTAMP_NS,
     name VARCHAR,
-    attributes JSON,
+    attributes JSON USING COMPRESSION zstd,
     dropped_attributes_count UINTEGER
 );
