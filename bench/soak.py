@@ -193,7 +193,13 @@ def run_slice(target: ReceiverProcess, port: Any, lat_q: mp.Queue, spans: int) -
 
 
 def reference_phases(
-    soaked: ReceiverProcess, fresh: ReceiverProcess, port: Any, lat_q: mp.Queue, spans: int, slice_spans: int
+    soaked: ReceiverProcess,
+    fresh: ReceiverProcess,
+    port: Any,
+    lat_q: mp.Queue,
+    spans: int,
+    slice_spans: int,
+    soaked_label: str = "soaked",
 ) -> tuple[float, float]:
     """The same-run reference: the clients' load goes to a new store (``fresh``) and to the soaked one in turn,
     ``slice_spans`` at a time, until each has taken ``spans``; prints each slice and returns (soaked, new) spans/s
@@ -205,16 +211,16 @@ def reference_phases(
         flush=True,
     )
     print(f"{'store':>8} {'spans before':>13} {'spans/s':>9} {'p99 ms':>8}", flush=True)
-    taken = {"new": [0, 0.0], "soaked": [0, 0.0]}
+    taken = {"new": [0, 0.0], soaked_label: [0, 0.0]}
     while min(n for n, _ in taken.values()) < spans:
-        for label, target in (("new", fresh), ("soaked", soaked)):
+        for label, target in (("new", fresh), (soaked_label, soaked)):
             if taken[label][0] >= spans:
                 continue
             before, done, elapsed, p99 = run_slice(target, port, lat_q, slice_spans)
             taken[label][0] += done - before
             taken[label][1] += elapsed
             print(f"{label:>8} {before:>13,} {(done - before) / elapsed:>9,.0f} {p99:>8.0f}", flush=True)
-    soaked_rate, new_rate = (n / t for n, t in (taken["soaked"], taken["new"]))
+    soaked_rate, new_rate = (n / t for n, t in (taken[soaked_label], taken["new"]))
     return soaked_rate, new_rate
 
 
@@ -259,6 +265,13 @@ def main() -> None:
         default=MILLION,
         help="spans of the same-run reference after the soak: this many to a new store and as many more to the "
         "soaked one, alternating (0: none)",
+    )
+    ap.add_argument(
+        "--restarted-reference",
+        action="store_true",
+        help="after the same-run reference, stop the soaked receiver, start a new process on its store and run the "
+        "reference again: what is left is the store's size (its file, its row groups), not the process's state "
+        "(DuckDB's buffer pool and allocator, Python's heap)",
     )
     ap.add_argument("--slice", type=int, default=250_000, help="spans per slice of the same-run reference and of --ref")
     ap.add_argument(
@@ -369,6 +382,17 @@ def main() -> None:
             f"({soaked_rate:,.0f} against {new_rate:,.0f} spans/s)",
             flush=True,
         )
+        if args.restarted_reference:
+            receiver.stop()
+            receiver = ReceiverProcess(db, args.receiver_args.split())
+            restarted_rate, new_rate = reference_phases(
+                receiver, fresh, port, lat_q, args.reference, args.slice, soaked_label="restart"
+            )
+            print(
+                f"soaked store in a new process / new store, same minutes: {restarted_rate / new_rate:.2f} "
+                f"({restarted_rate:,.0f} against {new_rate:,.0f} spans/s; 'spans before' counts this process's)",
+                flush=True,
+            )
     stop.set()
     for p in procs:
         p.join()
