@@ -216,7 +216,24 @@ def from_checkout(checkout: str) -> dict[str, Any]:
     checkout too: ``python -m`` puts the working directory ahead of PYTHONPATH, so run from this one it would
     import this checkout's code."""
     cwd = str(Path(checkout).resolve())
-    return {"env": {**os.environ, "PYTHONPATH": cwd}, "cwd": cwd}
+    env = {**os.environ, "PYTHONPATH": cwd}
+    # The Rust fold is a build product, not in git: a checkout without one (and no editable install that maps it
+    # there) folds in Python, and the A/B would measure that, not the change. Refuse rather than mislead.
+    probe = [sys.executable, "-c", "import otel_agent.fold.native as n; print(n.available())"]
+    theirs = subprocess.run(probe, env=env, cwd=cwd, capture_output=True, text=True).stdout.strip() == "True"
+    if native_fold_available() and not theirs:
+        raise SystemExit(
+            f"{cwd} has no build of the Rust fold (otel_agent/_native*.so) and this checkout has one: build it there "
+            "(pip install . in it, or copy this one's when native/ is the same), or set OTEL_AGENT_NATIVE_FOLD=off"
+        )
+    return {"env": env, "cwd": cwd}
+
+
+def native_fold_available() -> bool:
+    """Whether this checkout's receiver would fold traces with the Rust extension."""
+    from otel_agent.fold.native import enabled
+
+    return enabled()
 
 
 def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:
