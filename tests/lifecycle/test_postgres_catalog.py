@@ -27,7 +27,11 @@ def test_two_receivers_register_one_archive_in_a_postgres_catalog(make_receiver,
         while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < len(spans):
             assert time.monotonic() < deadline, report
             time.sleep(0.1)
-        assert report["iceberg_appends"] >= 1, report  # its window's span file, at least
+    reports = [healthz(r.http_address)["lifecycle"] for r in shards]
+    # Each receiver wrote one span file into the shared window, and a receiver registers every file of its window
+    # not yet in the catalog, so either may register the other's (a receiver with 0 appends is no fault): what
+    # holds is that the two files were registered once each, whoever did it.
+    assert sum(report["iceberg_appends"] for report in reports) == 2, reports
     for r in shards:
         r.stop()
     assert not (archive / "iceberg_catalog.db").exists()  # the default SQLite catalog was not used
