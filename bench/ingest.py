@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -218,22 +219,26 @@ def from_checkout(checkout: str) -> dict[str, Any]:
     cwd = str(Path(checkout).resolve())
     env = {**os.environ, "PYTHONPATH": cwd}
     # The Rust fold is a build product, not in git: a checkout without one (and no editable install that maps it
-    # there) folds in Python, and the A/B would measure that, not the change. Refuse rather than mislead.
-    probe = [sys.executable, "-c", "import otel_agent.fold.native as n; print(n.available())"]
-    theirs = subprocess.run(probe, env=env, cwd=cwd, capture_output=True, text=True).stdout.strip() == "True"
-    if native_fold_available() and not theirs:
+    # there) folds in Python, and the A/B would measure the fold, not the change. Refuse rather than mislead.
+    from otel_agent.fold.native import enabled  # this checkout's receiver runs with this process's environment
+
+    ours, theirs = enabled(), native_fold_enabled_in(cwd)
+    if ours != theirs:
         raise SystemExit(
-            f"{cwd} has no build of the Rust fold (otel_agent/_native*.so) and this checkout has one: build it there "
-            "(pip install . in it, or copy this one's when native/ is the same), or set OTEL_AGENT_NATIVE_FOLD=off"
+            f"this checkout folds traces {'with' if ours else 'without'} the Rust extension and {cwd} "
+            f"{'with' if theirs else 'without'} it: build it where it is missing (pip install . there), or set "
+            "OTEL_AGENT_NATIVE_FOLD=off for both"
         )
     return {"env": env, "cwd": cwd}
 
 
-def native_fold_available() -> bool:
-    """Whether this checkout's receiver would fold traces with the Rust extension."""
-    from otel_agent.fold.native import enabled
-
-    return enabled()
+@functools.cache
+def native_fold_enabled_in(checkout: str) -> bool:
+    """Whether the receiver of ``checkout`` (run as ``from_checkout`` runs it) folds traces with the Rust extension;
+    asked once per checkout, not before every phase of every round."""
+    probe = [sys.executable, "-c", "import otel_agent.fold.native as n; print(n.enabled())"]
+    env = {**os.environ, "PYTHONPATH": checkout}
+    return subprocess.run(probe, env=env, cwd=checkout, capture_output=True, text=True).stdout.strip() == "True"
 
 
 def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round_no: int = 0) -> dict:

@@ -293,6 +293,8 @@ def main() -> None:
         "--lineage mix of bench/ingest.py",
     )
     args = ap.parse_args()
+    if args.restarted_reference and not args.reference:
+        ap.error("--restarted-reference runs after the same-run reference: it needs --reference > 0")
     tmp = tempfile.mkdtemp(prefix="otel-agent-soak-")
     db = os.path.join(tmp, "soak.duckdb")
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average {os.getloadavg()[0]:.2f}", flush=True)

@@ -8,13 +8,14 @@ import time
 
 import duckdb
 import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from otel_agent.errors import StoreInUseError
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import ROW_GROUP_SIZE, STORE_CATALOG, open_store, store_cursor
-from tests.otlp_builders import span_request
+from tests.otlp_builders import T0, any_value, kvs, resource_scope, span_request
 
 
 def test_written_rows_land_in_small_row_groups_and_cursors_see_the_store(tmp_path) -> None:
@@ -104,10 +105,6 @@ def test_with_nothing_waiting_the_writer_checkpoints_at_half_the_threshold(tmp_p
 def test_payload_columns_are_written_with_zstd_and_read_back_exactly(tmp_path) -> None:
     """Spans' and events' attributes and logs' body and attributes carry prompts, messages and tool I/O: the schema
     asks DuckDB for zstd there (010_spans.sql says why); the columns that repeat keep DuckDB's own choice."""
-    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-
-    from tests.otlp_builders import T0, any_value, kvs, resource_scope
-
     path = tmp_path / "zstd.duckdb"
     con = open_store(path)
     writer = Writer(con, max_inflight_bytes=1 << 40)

@@ -5,6 +5,7 @@ CREATE TABLE IF NOT EXISTS span_events (
     event_index UINTEGER NOT NULL,
     time TIMESTAMP_NS,
     name VARCHAR,
+    -- zstd for the payload columns: 010_spans.sql says why
     attributes JSON USING COMPRESSION zstd,
     dropped_attributes_count UINTEGER
 );

@@ -9,6 +9,7 @@ CREATE TABLE IF NOT EXISTS logs (
     severity_number INTEGER,
     severity_text VARCHAR,
     event_name VARCHAR,
+    -- zstd for the payload columns: 010_spans.sql says why
     body JSON USING COMPRESSION zstd,
     attributes JSON USING COMPRESSION zstd,
     dropped_attributes_count UINTEGER,
