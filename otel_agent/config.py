@@ -81,6 +81,13 @@ SETTINGS: tuple[Setting, ...] = (
     # the default of store.database.DEFAULT_CHECKPOINT_THRESHOLD (why 32MB: see there)
     Setting("checkpoint_threshold", "32MB", str, "DuckDB checkpoint_threshold (WAL size that triggers one)."),
     Setting("memory_limit", "1GB", str, "DuckDB memory_limit for the receiver's database."),
+    Setting(
+        "block_cache_share",
+        0.25,
+        float,
+        "Share of --memory-limit that DuckDB's cache of the store's blocks may fill before the writer re-attaches "
+        "the store to empty it (0: never; docs/scale.md).",
+    ),
     Setting("log_level", "info", str, "How much the receiver logs.", choices=LOG_LEVELS),
     Setting(
         "retention",
@@ -193,6 +200,7 @@ class ReceiverConfig:
     query_workers: int = BY_NAME["query_workers"].default
     checkpoint_threshold: str = BY_NAME["checkpoint_threshold"].default
     memory_limit: str = BY_NAME["memory_limit"].default
+    block_cache_share: float = BY_NAME["block_cache_share"].default
     log_level: str = BY_NAME["log_level"].default
     retention: str | None = None
     max_db_bytes: int | None = None
@@ -223,6 +231,8 @@ class ReceiverConfig:
                 raise ConfigError(f"{name} must be positive")
         if self.decode_timeout_s <= 0:
             raise ConfigError("decode_timeout_s must be positive")
+        if not 0 <= self.block_cache_share < 1:
+            raise ConfigError("block_cache_share must be at least 0 and below 1")
         if self.retention is not None:
             from otel_agent.lifecycle.retention import parse_duration
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,13 +148,8 @@ def config_error(make_receiver: Callable[..., Receiver], path: Path, setting: st
     return str(refused.value)
 
 
-@contextmanager
-def _cursor(owner: Any) -> Iterator[Any]:
-    cur = store_cursor(owner.con)
-    try:
-        yield cur
-    finally:
-        cur.close()
+def _cursor(owner: Any) -> AbstractContextManager[Any]:
+    return store_cursor(owner.con)
 
 
 def rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:

@@ -281,36 +281,32 @@ class ConsoleStore:
         finally:
             snap.refreshing = False
 
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        return reading_cursor(self.con)  # a receiver with an archive: live ∪ archive
-
     def run(self, fn: Callable[[Queries], T], timeout_s: float | None = None) -> T:
         """Run ``fn`` on a fresh cursor in the calling thread, interrupted after ``timeout_s``."""
         timeout_s = timeout_s or self.timeout_s
         if self.closed:
             raise QueryTimeoutError("the console is stopping")
-        cur = self.cursor()
-        with self._active_lock:
-            self._active.add(cur)
-        timed_out = threading.Event()
-
-        def interrupt() -> None:
-            timed_out.set()
-            cur.interrupt()
-
-        timer = threading.Timer(timeout_s, interrupt)
-        timer.start()
-        try:
-            return fn(Queries(cur))
-        except duckdb.Error as exc:
-            if timed_out.is_set():
-                raise QueryTimeoutError(f"the page's queries exceeded {timeout_s:g} s") from exc
-            raise
-        finally:
-            timer.cancel()
+        with reading_cursor(self.con) as cur:  # a receiver with an archive: live ∪ archive
             with self._active_lock:
-                self._active.discard(cur)
-            cur.close()
+                self._active.add(cur)
+            timed_out = threading.Event()
+
+            def interrupt() -> None:
+                timed_out.set()
+                cur.interrupt()
+
+            timer = threading.Timer(timeout_s, interrupt)
+            timer.start()
+            try:
+                return fn(Queries(cur))
+            except duckdb.Error as exc:
+                if timed_out.is_set():
+                    raise QueryTimeoutError(f"the page's queries exceeded {timeout_s:g} s") from exc
+                raise
+            finally:
+                timer.cancel()
+                with self._active_lock:
+                    self._active.discard(cur)
 
     async def load(self, fn: Callable[[Queries], T], key: Hashable | None = None) -> T:
         """``run`` on the pool, never on the event loop. With a ``key`` (the page and its arguments), the results

@@ -12,7 +12,6 @@ import logging
 import os
 import queue
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +27,8 @@ from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.ingest.recent import BatchKeys, RecentKeys, batch_keys
 from otel_agent.signals import SIGNALS, Signal
+from otel_agent.store.database import setting_bytes
+from otel_agent.store.recycle import BlockCache
 from otel_agent.store.statements import statement
 
 log = logging.getLogger(__name__)
@@ -117,13 +118,11 @@ class WriterStats:
     (a checkpoint runs on them too) are not counted."""
 
 
-STAGES = ("prepare", "duplicates", "insert", "commit", "checkpoint")
+STAGES = ("prepare", "duplicates", "insert", "commit", "checkpoint", "recycle")
 """Where commit time goes: building and registering the Arrow input, the re-delivery check (the recent window's
-set, or the stored-duplicate query outside it), the inserts, COMMIT (WAL write and fsync), and the checkpoints run
-after a commit was acknowledged. Reported by /healthz and the ingest benchmark."""
-
-_UNIT = {"bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "pib": 1 << 50}
-_SIZE = re.compile(r"^\s*([0-9.]+)\s*(bytes|[kmgtp]ib)\s*$", re.IGNORECASE)
+set, or the stored-duplicate query outside it), the inserts, COMMIT (WAL write and fsync), the checkpoints run
+after a commit was acknowledged, and after each checkpoint the look at DuckDB's block cache and, when it is due,
+the store's re-attach (``store.recycle``). Reported by /healthz and the ingest benchmark."""
 
 CHECKPOINT_BACKSTOP = 4
 """DuckDB's own threshold is set this many times the configured one: it checkpoints inside a COMMIT only when one
@@ -144,11 +143,9 @@ def take_over_checkpoints(con: duckdb.DuckDBPyConnection) -> tuple[str | None, i
         return None, 0
     if not row or not row[0]:
         return None, 0
-    (setting,) = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone() or ("",)
-    match = _SIZE.match(str(setting))
-    if match is None:
+    threshold = setting_bytes(con, "checkpoint_threshold")
+    if threshold is None:
         return None, 0
-    threshold = int(float(match[1]) * _UNIT[match[2].lower()])
     con.execute(f"SET checkpoint_threshold = '{threshold * CHECKPOINT_BACKSTOP} bytes'")
     return row[0] + ".wal", threshold
 
@@ -181,10 +178,14 @@ class Writer:
         recent_window_s: float = RECENT_WINDOW_S,
         recent_max_keys: int = RECENT_MAX_KEYS,
         checkpoints: tuple[str | None, int] | None = None,
+        block_cache_share: float = 0.0,
     ) -> None:
         """``checkpoints``: what ``take_over_checkpoints`` returned for ``con`` (it changes a setting, so a
-        caller that locks the connection's configuration calls it first); None: call it here."""
+        caller that locks the connection's configuration calls it first); None: call it here.
+        ``block_cache_share``: re-attach the store after a checkpoint once DuckDB's cache of its blocks holds this
+        share of the memory limit (``store.recycle``; 0: never; the receiver passes ``--block-cache-share``)."""
         self.con = con
+        self.block_cache = BlockCache(con, block_cache_share)
         self.maintenance = maintenance
         self.max_inflight_bytes = max_inflight_bytes
         self.batch_max_items = batch_max_items
@@ -422,10 +423,16 @@ class Writer:
         self.stats.idle_checkpoints += not due
         self.stats.stage_seconds["checkpoint"] += elapsed
         self.stats.commit_seconds += elapsed
+        with self._stage("recycle"):
+            try:
+                self.block_cache.after_checkpoint()
+            except duckdb.Error as exc:  # the next commit attaches it again (BlockCache.ensure_attached)
+                log.warning("re-attaching the store after a checkpoint failed: %s", exc)
 
     def _run_job(self, job: _WriteJob) -> None:
         con = self.con
         try:
+            self.block_cache.ensure_attached()
             con.execute("BEGIN")
             result = job.fn(con)
             con.execute("COMMIT")
@@ -460,6 +467,7 @@ class Writer:
         by_signal: dict[str, list[_BatchJob]] = {}
         for j in jobs:
             by_signal.setdefault(j.batch.signal, []).append(j)
+        self.block_cache.ensure_attached()
         con.execute("BEGIN")
         try:
             for signal, members in by_signal.items():

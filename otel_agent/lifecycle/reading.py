@@ -37,6 +37,7 @@ from otel_agent.store.database import (
     apply_derived,
     on_reading_cursor,
     schema_tables,
+    store_cursor,
 )
 from otel_agent.store.shards import attach_shards, union_sql
 
@@ -185,16 +186,13 @@ def attach_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
         on_reading_cursor(con, lambda cur: _register(cur, sources))
     con.execute("SET parquet_metadata_cache = true")
     con.execute(f"ATTACH ':memory:' AS {HISTORY_CATALOG}")
-    cur = con.cursor()
-    try:
+    with store_cursor(con) as cur:  # the views bind the store's tables: it must stay attached meanwhile
         cur.execute(f"USE {HISTORY_CATALOG}")
         for table in schema_tables():
             if table not in RAW_TABLES:  # meta, product tables: the store's, written by the writer
                 cur.execute(f"CREATE VIEW {table} AS SELECT * FROM {STORE_CATALOG}.main.{table}")
         _refresh(cur, archive, _SOURCES.get(id(con)))
         apply_derived(cur)
-    finally:
-        cur.close()
 
 
 def detach_history(con: duckdb.DuckDBPyConnection) -> None:
@@ -208,11 +206,8 @@ def refresh_history(con: duckdb.DuckDBPyConnection, archive: Archive) -> None:
     table's first file and a new ``date=`` partition enter a view only here (the lifecycle calls it after it
     archives a window; a local day's files written since are found by the view's glob when it is bound, an S3
     day's are listed here)."""
-    cur = con.cursor()
-    try:
+    with store_cursor(con) as cur:  # on the lifecycle's thread, beside the writer (store.readers)
         _refresh(cur, archive, _SOURCES.get(id(con)))
-    finally:
-        cur.close()
 
 
 def _refresh(cur: duckdb.DuckDBPyConnection, archive: Archive, sources: Sources | None) -> None:

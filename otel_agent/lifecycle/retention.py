@@ -318,8 +318,7 @@ class Lifecycle:
 
     def plan_once(self) -> bool:
         """Archive (and queue for deletion) the oldest due window of each table group; True if one was found."""
-        cur = store_cursor(self.con)
-        try:
+        with store_cursor(self.con) as cur:
             horizon = self.horizon(cur)
             deleting = horizon is not None
             if horizon is None:  # archive only: every closed window, once per run
@@ -332,8 +331,6 @@ class Lifecycle:
                     if self._deleted_since_checkpoint and not self._pending:
                         self._checkpoint_due = True
             return found
-        finally:
-            cur.close()
 
     def _plan_table(
         self, cur: duckdb.DuckDBPyConnection, spec: TableSpec, horizon: dt.datetime, deleting: bool

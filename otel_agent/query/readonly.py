@@ -247,8 +247,7 @@ def run_query(
     ``timeout_s``). Raises ``QueryRejectedError`` or ``QueryTimeoutError``."""
     if deadline is None:
         deadline = time.monotonic() + timeout_s
-    cur = reading_cursor(con)  # a receiver with an archive: live ∪ archive
-    try:
+    with reading_cursor(con) as cur:  # a receiver with an archive: live ∪ archive
         check_statement(cur, sql)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -273,10 +272,8 @@ def run_query(
             raise QueryRejectedError(f"invalid query parameters: {exc}") from exc
         finally:
             timer.cancel()
-            with contextlib.suppress(duckdb.Error):  # closing the cursor below ends the transaction anyway
+            with contextlib.suppress(duckdb.Error):  # closing the cursor (the block's end) ends it anyway
                 cur.execute("ROLLBACK")
-    finally:
-        cur.close()
 
 
 def _fetch(

@@ -153,6 +153,8 @@ def build_app(
                 "duplicate_queries": writer.stats.duplicate_queries,
                 "checkpoints": writer.stats.checkpoints,
                 "idle_checkpoints": writer.stats.idle_checkpoints,
+                "store_reattaches": writer.block_cache.recycles,
+                "store_reattaches_deferred": writer.block_cache.deferred,
                 "decode_worker_restarts": pipeline.decoder.restarts,
                 "lifecycle": writer.maintenance.report() if writer.maintenance else None,
             }

@@ -135,6 +135,7 @@ class Receiver:
             batch_timeout_s=config.batch_timeout_ms / 1000,
             maintenance=self.lifecycle if self.lifecycle.enabled else None,
             checkpoints=checkpoints,
+            block_cache_share=config.block_cache_share,
         )
         self.decoder = make_decoder(rules, config.decode_workers, config.decode_timeout_s)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)

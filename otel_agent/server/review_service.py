@@ -225,11 +225,8 @@ class ReviewService:
         """Append one review written by an already authenticated ``principal`` (the API and the web console)."""
         # The lookup reads the derived views (on a large store, a second or so): it runs on a cursor, beside the
         # writer, and only the INSERT goes through the writer thread, so ingestion is not held up.
-        cursor = store_cursor(self.writer.con)
-        try:
+        with store_cursor(self.writer.con) as cursor:
             record = prepare_review(cursor, target_kind, target_id, decision, reviewer, reason, principal=principal)
-        finally:
-            cursor.close()
         self.writer.run_write(lambda con: insert_review(con, record))
         return record
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from otel_agent.errors import SchemaVersionError, StoreInUseError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, backfill_sql
 from otel_agent.store.open_errors import check_file, closing_on_failure, open_failure
 from otel_agent.store.prices import load_prices, shipped_prices_text
+from otel_agent.store.readers import readers_of
 from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, check_registered, ddl, statement
 
 SCHEMA_VERSION = "4"
@@ -258,8 +261,7 @@ def open_store(
         con = duckdb.connect(":memory:", config=config)
         with closing_on_failure(con, path):
             try:
-                con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
-                con.execute(f"USE {STORE_CATALOG}")
+                attach_store(con, path)
             except duckdb.ResourceInUseException as exc:
                 raise StoreInUseError(
                     f"{path} is already open for writing in this process (a receiver or a DuckDBSpanExporter holds "
@@ -300,29 +302,71 @@ def on_reading_cursor(
         _READING_SETUP[id(con)] = setup
 
 
-def reading_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """A cursor for readers (query API, console): in ``HISTORY_CATALOG`` when the connection has one (a receiver
-    with an archive: raw tables live ∪ archive, ``lifecycle.reading.attach_history``), else ``store_cursor``."""
-    cur = con.cursor()
-    attached = cur.execute(
-        "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [HISTORY_CATALOG]
-    ).fetchall()[0][0]
-    if not attached:
-        cur.close()
-        return store_cursor(con)
-    cur.execute(f"USE {HISTORY_CATALOG}")
-    setup = _READING_SETUP.get(id(con))
-    if setup is not None:
-        setup(cur)
-    return cur
+@contextmanager
+def reading_cursor(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor for readers (query API, console), closed when the block ends: in ``HISTORY_CATALOG`` when the
+    connection has one (a receiver with an archive: raw tables live ∪ archive, ``lifecycle.reading
+    .attach_history``), else as ``store_cursor``. The store stays attached while it is open (``store.readers``)."""
+    with readers_of(con).reading():
+        cur = con.cursor()
+        try:
+            attached = cur.execute(
+                "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [HISTORY_CATALOG]
+            ).fetchall()[0][0]
+            if attached:
+                cur.execute(f"USE {HISTORY_CATALOG}")
+                setup = _READING_SETUP.get(id(con))
+                if setup is not None:
+                    setup(cur)
+            else:
+                _use_store(cur)
+            yield cur
+        finally:
+            cur.close()
 
 
-def store_cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """A cursor of ``con`` whose default database is the store (a new cursor starts in DuckDB's default one)."""
-    cur = con.cursor()
+@contextmanager
+def store_cursor(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of ``con`` whose default database is the store (a new cursor starts in DuckDB's default one),
+    closed when the block ends. The one way for a thread other than the writer's to read the store beside it:
+    the store stays attached while the cursor is open (``store.readers``)."""
+    with readers_of(con).reading():
+        cur = con.cursor()
+        try:
+            _use_store(cur)
+            yield cur
+        finally:
+            cur.close()
+
+
+def _use_store(cur: duckdb.DuckDBPyConnection) -> None:
     attached = cur.execute(
         "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [STORE_CATALOG]
     ).fetchall()[0][0]
     if attached:
         cur.execute(f"USE {STORE_CATALOG}")
-    return cur
+
+
+def attach_store(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """Attach the store file at ``path`` as ``STORE_CATALOG`` and make it ``con``'s default: at open, and when
+    the writer attaches it again (``store.recycle``)."""
+    con.execute(f"ATTACH ? AS {STORE_CATALOG} (ROW_GROUP_SIZE {int(ROW_GROUP_SIZE)})", [path])
+    con.execute(f"USE {STORE_CATALOG}")
+
+
+def store_path(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The file of the store ``con`` has attached as ``STORE_CATALOG`` (None: none, e.g. a store in memory)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [STORE_CATALOG]).fetchone()
+    return row[0] if row and row[0] else None
+
+
+_SIZE = re.compile(r"^\s*([0-9.]+)\s*(bytes|[kmgtp]ib)\s*$", re.IGNORECASE)
+_UNIT = {"bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "pib": 1 << 50}
+
+
+def setting_bytes(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
+    """A DuckDB size setting (``checkpoint_threshold``, ``memory_limit``) in bytes, read back as DuckDB shows
+    it (``953.6 MiB``) whatever unit it was given in; None if it is not a size."""
+    (setting,) = con.execute(f"SELECT current_setting('{name}')").fetchone() or ("",)
+    match = _SIZE.match(str(setting))
+    return int(float(match[1]) * _UNIT[match[2].lower()]) if match else None

@@ -42,11 +42,8 @@ class Live:
     db: str
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        cur = store_cursor(self.receiver.con)
-        try:
+        with store_cursor(self.receiver.con) as cur:
             return cur.execute(sql, params or []).fetchall()
-        finally:
-            cur.close()
 
 
 def hostile_request() -> bytes:

@@ -35,13 +35,11 @@ def _rows(
 ) -> dict:
     """Every query of ``names`` on one cursor (scoped first when ``scope`` is given), as the console's page job
     runs them: the scope script runs once for all of them."""
-    q = Queries(store_cursor(live.receiver.con))
-    try:
+    with store_cursor(live.receiver.con) as cur:
+        q = Queries(cur)
         if scope:
             q.scope(scope[0], **scope[1])
         return {n: sorted(repr(_canon(r)) for r in q.rows(n, **params(n))) for n in names}
-    finally:
-        q.cursor.close()
 
 
 def _run_params(name: str, run_id: str) -> dict[str, Any]:
@@ -71,8 +69,8 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
     """After the scope, the per-run macros the views call resolve to the cursor's copy (they ignore their
     argument): so the views above read one classification, not their own."""
     run_id = live.rows("SELECT run_id FROM runs ORDER BY run_id LIMIT 1")[0][0]
-    q = Queries(store_cursor(live.receiver.con))
-    try:
+    with store_cursor(live.receiver.con) as cur:
+        q = Queries(cur)
         n = q.cursor.execute("SELECT count(*) FROM classified_spans_for_run(?)", [run_id]).fetchall()[0][0]
         assert n > 0
         assert q.cursor.execute("SELECT count(*) FROM oa_priced('no such run')").fetchall()[0][0] == 0
@@ -86,8 +84,6 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
             assert found, table
             assert found <= traces, table
         assert len(live.rows("SELECT DISTINCT trace_id FROM span_events")) > len(traces)
-    finally:
-        q.cursor.close()
 
 
 def test_health_scope_gives_the_views_rows(live: Live) -> None:
@@ -112,8 +108,8 @@ def test_claim_conflict_keys_find_every_claims_conflicts(live: Live) -> None:
     """The claim page asks claim_conflicts.sql only when claim_conflict_keys.sql finds a conflict naming the claim
     or its evidence: on every claim of the demo store, that is exactly when claim_conflicts.sql has rows."""
     claims = [r[0] for r in live.rows("SELECT DISTINCT record_id FROM spans WHERE record_kind = 'claim'")]
-    q = Queries(store_cursor(live.receiver.con))
-    try:
+    with store_cursor(live.receiver.con) as cur:
+        q = Queries(cur)
         with_conflicts = 0
         for claim_id in claims:
             paths = q.rows("claim_lineage", claim_id=claim_id)
@@ -124,5 +120,3 @@ def test_claim_conflict_keys_find_every_claims_conflicts(live: Live) -> None:
             with_conflicts += bool(conflicts)
         assert with_conflicts >= 1  # the demo store's conflict names a claim: not a comparison of empty lists
         assert with_conflicts < len(claims)
-    finally:
-        q.cursor.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -85,11 +86,11 @@ def stored_span_ids(db: str) -> set[str]:
 
 
 def receiver_under_load(
-    db: str, clients: int, spans_per_request: int, acked: int
+    db: str, clients: int, spans_per_request: int, acked: int, *extra: str, http_port: int = 0
 ) -> tuple[subprocess.Popen, AckedLoad]:
     """``otel-agent serve`` on ``db`` with ``clients`` exporting to it, once ``acked`` spans are acknowledged."""
     grpc_port = free_port()
-    proc = start_receiver(db, grpc_port, free_port())
+    proc = start_receiver(db, grpc_port, http_port or free_port(), *extra)
     load = AckedLoad(grpc_port, clients, spans_per_request)
     load.wait_for(acked)
     return proc, load
@@ -98,6 +99,27 @@ def receiver_under_load(
 def test_kill_9_loses_nothing_acknowledged(tmp_path):
     db = str(tmp_path / "crash.duckdb")
     proc, load = receiver_under_load(db, clients=4, spans_per_request=50, acked=5_000)
+    kill_9_and_check(db, proc, load)
+
+
+def test_kill_9_while_the_store_is_reattached_again_and_again_loses_nothing(tmp_path):
+    """With a block-cache share so small that the writer detaches and attaches the store after nearly every
+    checkpoint (otel_agent/store/recycle.py), a kill -9 in the middle still loses nothing acknowledged."""
+    db, http_port = str(tmp_path / "reattached.duckdb"), free_port()
+    tight = ("--memory-limit", "64MB", "--checkpoint-threshold", "256kB", "--block-cache-share", "0.005")
+    proc, load = receiver_under_load(db, 4, 50, 5_000, *tight, http_port=http_port)
+    deadline = time.monotonic() + 60
+    while (reattaches := health(http_port)["store_reattaches"]) < 3:
+        assert time.monotonic() < deadline, f"{reattaches} re-attaches in 60 s"
+        time.sleep(0.05)
+    kill_9_and_check(db, proc, load)
+
+
+def health(http_port: int) -> dict:
+    return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{http_port}/healthz", timeout=10).read())
+
+
+def kill_9_and_check(db: str, proc: subprocess.Popen, load: AckedLoad) -> None:
     os.killpg(proc.pid, signal.SIGKILL)  # the whole group: serve and its decode workers at once
     proc.wait()
     load.stop()

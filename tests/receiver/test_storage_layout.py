@@ -28,12 +28,12 @@ def test_written_rows_land_in_small_row_groups_and_cursors_see_the_store(tmp_pat
         writer.write(decode_payload("traces", PROTOBUF, request.SerializeToString(), Redactor(), None, 0))
     writer.close()
     con.execute("CHECKPOINT")
-    cur = store_cursor(con)
-    assert cur.execute("SELECT current_database(), count(*) FROM spans").fetchall() == [(STORE_CATALOG, n)]
-    groups = cur.execute("SELECT row_group_id, max(count) FROM pragma_storage_info('spans') GROUP BY ALL").fetchall()
+    with store_cursor(con) as cur:
+        assert cur.execute("SELECT current_database(), count(*) FROM spans").fetchall() == [(STORE_CATALOG, n)]
+        sql = "SELECT row_group_id, max(count) FROM pragma_storage_info('spans') GROUP BY ALL"
+        groups = cur.execute(sql).fetchall()
     assert len(groups) >= 4
     assert max(rows for _, rows in groups) <= ROW_GROUP_SIZE
-    cur.close()
     with pytest.raises(StoreInUseError, match="already open for writing in this process"):
         open_store(path)
     con.close()
@@ -130,29 +130,28 @@ def test_payload_columns_are_written_with_zstd_and_read_back_exactly(tmp_path) -
     writer.write(decode_payload("logs", PROTOBUF, logs.SerializeToString(), Redactor(), None, 0))
     writer.close()
     con.execute("CHECKPOINT")
-    cur = store_cursor(con)
+    with store_cursor(con) as cur:
 
-    def methods(table: str, column: str) -> set[str]:
-        sql = (
-            f"SELECT DISTINCT compression FROM pragma_storage_info('{table}')"
-            " WHERE column_name = ? AND segment_type <> 'VALIDITY'"
-        )
-        return {m for (m,) in cur.execute(sql, [column]).fetchall()}
+        def methods(table: str, column: str) -> set[str]:
+            sql = (
+                f"SELECT DISTINCT compression FROM pragma_storage_info('{table}')"
+                " WHERE column_name = ? AND segment_type <> 'VALIDITY'"
+            )
+            return {m for (m,) in cur.execute(sql, [column]).fetchall()}
 
-    assert methods("spans", "attributes") == {"ZSTD"}
-    assert methods("span_events", "attributes") == {"ZSTD"}
-    assert methods("logs", "body") == {"ZSTD"}
-    assert methods("logs", "attributes") == {"ZSTD"}
-    assert "ZSTD" not in methods("spans", "resource_attributes")
-    assert cur.execute("SELECT attributes->>'gen_ai.prompt' FROM spans WHERE name = 's4321'").fetchall() == [
-        (text(4321),)
-    ]
-    assert cur.execute(
-        "SELECT e.attributes->>'message' FROM span_events e JOIN spans s USING (trace_id, span_id)"
-        " WHERE s.name = 's4321'"
-    ).fetchall() == [(text(4322),)]
-    assert cur.execute(
-        "SELECT body->>'$', attributes->>'gen_ai.tool.output' FROM logs WHERE (attributes->>'n')::INT = 77"
-    ).fetchall() == [(text(79), text(80))]
-    cur.close()
+        assert methods("spans", "attributes") == {"ZSTD"}
+        assert methods("span_events", "attributes") == {"ZSTD"}
+        assert methods("logs", "body") == {"ZSTD"}
+        assert methods("logs", "attributes") == {"ZSTD"}
+        assert "ZSTD" not in methods("spans", "resource_attributes")
+        assert cur.execute("SELECT attributes->>'gen_ai.prompt' FROM spans WHERE name = 's4321'").fetchall() == [
+            (text(4321),)
+        ]
+        assert cur.execute(
+            "SELECT e.attributes->>'message' FROM span_events e JOIN spans s USING (trace_id, span_id)"
+            " WHERE s.name = 's4321'"
+        ).fetchall() == [(text(4322),)]
+        assert cur.execute(
+            "SELECT body->>'$', attributes->>'gen_ai.tool.output' FROM logs WHERE (attributes->>'n')::INT = 77"
+        ).fetchall() == [(text(79), text(80))]
     con.close()

@@ -4,6 +4,7 @@ prepared, never executed as DDL)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Iterator
@@ -80,6 +81,7 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
     not run)."""
     done = []
     scope_cursors: dict[str, duckdb.DuckDBPyConnection] = {}
+    opened = contextlib.ExitStack()
     for name, schema in INCOMING.items():
         cur.register(name, schema.empty_table())
     cur.execute("BEGIN")
@@ -92,7 +94,9 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
                     ):
                         cur.execute(part.query).fetchall()
                     elif part.type == duckdb.StatementType.CREATE:  # a page's scope script: temp macros/tables
-                        scoped = scope_cursors.setdefault(stmt.name, store_cursor(cur))
+                        if stmt.name not in scope_cursors:
+                            scope_cursors[stmt.name] = opened.enter_context(store_cursor(cur))
+                        scoped = scope_cursors[stmt.name]
                         scoped.execute(part.query)
                     else:
                         cur.execute(f"PREPARE oa_check AS {part.query}")
@@ -102,8 +106,7 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
             done.append(stmt.name)
     finally:
         cur.execute("ROLLBACK")
-        for scoped in scope_cursors.values():
-            scoped.close()
+        opened.close()
         for name in INCOMING:
             cur.unregister(name)
     return done
@@ -138,20 +141,19 @@ def test_every_ddl_file_runs_on_an_empty_store() -> None:
 
 def test_every_ddl_file_runs_again_on_a_populated_store(populated: Path) -> None:
     con = open_store(populated)
-    cur = store_cursor(con)
     try:
-        counts = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ("spans", "reviews")}
-        assert counts["spans"] > 40
-        assert counts["reviews"] == 1
-        created = run_every_ddl_file(cur, ALL_DDL)  # CREATE OR REPLACE / IF NOT EXISTS over the stored objects
-        rows = read_every_view(cur, created)
-        assert rows["claims"] > 0
-        assert rows["review_status"] == 1
-        assert rows["writer_trust"] == 1
-        assert {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in counts} == counts
-        assert len(run_every_query(cur)) == len(queries())
+        with store_cursor(con) as cur:
+            counts = {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ("spans", "reviews")}
+            assert counts["spans"] > 40
+            assert counts["reviews"] == 1
+            created = run_every_ddl_file(cur, ALL_DDL)  # CREATE OR REPLACE / IF NOT EXISTS over the stored objects
+            rows = read_every_view(cur, created)
+            assert rows["claims"] > 0
+            assert rows["review_status"] == 1
+            assert rows["writer_trust"] == 1
+            assert {t: cur.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in counts} == counts
+            assert len(run_every_query(cur)) == len(queries())
     finally:
-        cur.close()
         con.close()
 
 
