@@ -128,12 +128,13 @@ def health(port: int) -> dict:
     return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).read())
 
 
-STAGE_COLUMNS = ("prepare", "duplicates", "insert", "commit", "checkpoint")
+STAGE_COLUMNS = ("prepare", "duplicates", "insert", "commit", "checkpoint", "recycle")
 """The writer's stages (/healthz commit_stage_seconds), printed per report as wall ms per 1,000 spans of that
 window: where the writer's time goes as the store grows; then the writer thread's own CPU time in each stage
 (/healthz commit_stage_cpu_seconds). Beside them the CPU the receiver's main process and its decode workers spent
 per 1,000 spans of the window. A wall-clock stage that grows while its CPU per span does not is waiting (for a core,
-the GIL or the disk), not doing more work."""
+the GIL or the disk), not doing more work. ``re-att``: times the writer has re-attached the store so far (/healthz
+store_reattaches; otel_agent/store/recycle.py)."""
 
 
 def cpu_seconds(process: psutil.Process) -> float:
@@ -332,7 +333,7 @@ def main() -> None:
     stage_heads = " ".join(f"{name[:8]:>8}" for name in STAGE_COLUMNS)
     print(
         f"{'spans':>12} {'spans/s':>9} {'p99 ms':>8} {'RSS MB':>8} {'PSS MB':>8} {'file B/span':>12}   "
-        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7}   its CPU: {stage_heads}   "
+        f"writer ms per 1,000 spans: {stage_heads} {'dup-qry':>7} {'re-att':>6}   its CPU: {stage_heads}   "
         f"CPU ms per 1,000 spans: {'main':>6} {'decode':>6}",
         flush=True,
     )
@@ -366,7 +367,8 @@ def main() -> None:
             )
             print(
                 f"{done:>12,} {rate:>9,.0f} {p99:>8.0f} {rss / 2**20:>8.0f} {pss / 2**20:>8.0f} "
-                f"{store_bytes(db) / done:>12.0f}   {'':>26} {per_k} {h['duplicate_queries'] - dupq_mark:>7}   "
+                f"{store_bytes(db) / done:>12.0f}   {'':>26} {per_k} {h['duplicate_queries'] - dupq_mark:>7} "
+                f"{h.get('store_reattaches', 0):>6}   "
                 f"{'':>9}{cpu_per_k}   {'':>23}{cpu_k}",
                 flush=True,
             )
