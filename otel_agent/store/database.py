@@ -310,10 +310,7 @@ def reading_cursor(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyCo
     with readers_of(con).reading():
         cur = con.cursor()
         try:
-            attached = cur.execute(
-                "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [HISTORY_CATALOG]
-            ).fetchall()[0][0]
-            if attached:
+            if _attached(cur, HISTORY_CATALOG):
                 cur.execute(f"USE {HISTORY_CATALOG}")
                 setup = _READING_SETUP.get(id(con))
                 if setup is not None:
@@ -340,11 +337,13 @@ def store_cursor(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConn
 
 
 def _use_store(cur: duckdb.DuckDBPyConnection) -> None:
-    attached = cur.execute(
-        "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", [STORE_CATALOG]
-    ).fetchall()[0][0]
-    if attached:
+    if _attached(cur, STORE_CATALOG):
         cur.execute(f"USE {STORE_CATALOG}")
+
+
+def _attached(cur: duckdb.DuckDBPyConnection, catalog: str) -> bool:
+    sql = "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?"
+    return bool(cur.execute(sql, [catalog]).fetchall()[0][0])
 
 
 def attach_store(con: duckdb.DuckDBPyConnection, path: str) -> None:
