@@ -18,6 +18,12 @@ from contextlib import contextmanager
 
 import duckdb
 
+from otel_agent.errors import StorageError
+
+READER_WAIT_S = 30.0
+"""Longest a reader waits for the writer to attach the store again (it takes tens of milliseconds; only a stuck
+disk could make it longer, and no request waits forever)."""
+
 
 class StoreReaders:
     """How many cursors read the store now, and whether the writer has it to itself."""
@@ -31,7 +37,8 @@ class StoreReaders:
     def reading(self) -> Iterator[None]:
         """Hold the store attached for the block (waiting while the writer re-attaches it)."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._alone)
+            if not self._cond.wait_for(lambda: not self._alone, timeout=READER_WAIT_S):
+                raise StorageError(f"the store has been away for {READER_WAIT_S:g} s (being attached again); retry")
             self._reading += 1
         try:
             yield

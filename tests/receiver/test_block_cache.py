@@ -8,12 +8,15 @@ import random
 import threading
 import time
 
+import pytest
 import requests
 
+from otel_agent.errors import StorageError
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor
 from otel_agent.ingest.writer import Writer, take_over_checkpoints
 from otel_agent.query.readonly import lock_down
+from otel_agent.store import readers as readers_module
 from otel_agent.store.database import ROW_GROUP_SIZE, STORE_CATALOG, open_store, store_cursor
 from otel_agent.store.readers import readers_of
 from otel_agent.store.recycle import BlockCache, cached_bytes
@@ -135,6 +138,20 @@ def test_a_reader_waits_while_the_store_is_away(tmp_path) -> None:
     assert opened
     assert opened[0] >= released
     assert readers.active == 0
+    con.close()
+
+
+def test_a_reader_does_not_wait_forever_for_the_store(tmp_path, monkeypatch) -> None:
+    con, _ = locked_store(tmp_path / "stuck.duckdb")
+    monkeypatch.setattr(readers_module, "READER_WAIT_S", 0.2)
+    with readers_of(con).alone() as free:
+        assert free
+        started = time.monotonic()
+        with pytest.raises(StorageError, match="being attached again"), store_cursor(con):
+            pass
+        assert 0.2 <= time.monotonic() - started < 5
+    with store_cursor(con) as cur:  # and once the writer is done, readers go on
+        assert cur.execute("SELECT count(*) FROM spans").fetchall() == [(0,)]
     con.close()
 
 
