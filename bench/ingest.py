@@ -254,7 +254,8 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
     elif phase.endswith("-ref"):  # the same receiver from another checkout (--ref): A/B of a change in one run
         where = from_checkout(args.ref)
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
-    extra = args.receiver_args.split() if args.receiver_args else []
+    given = args.ref_receiver_args if phase.endswith("-ref") and args.ref_receiver_args is not None else None
+    extra = (args.receiver_args if given is None else given).split()
     receiver = ReceiverProcess(db, extra, baseline=baseline, **where)
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients
@@ -466,6 +467,11 @@ def main() -> None:
     ap.add_argument("--max-rate", type=float, default=70_000, help="sizes the pre-encoded pool for max phases")
     ap.add_argument("--warmup-s", type=float, default=1.0)
     ap.add_argument("--receiver-args", default="", help="extra arguments for otel-agent serve")
+    ap.add_argument(
+        "--ref-receiver-args",
+        default=None,
+        help="--receiver-args of the *-ref phases (default: the same); with --ref . this A/Bs a setting",
+    )
     ap.add_argument("--json", action="store_true", help="print results as JSON too")
     ap.add_argument(
         "--lineage",

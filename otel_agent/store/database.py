@@ -355,8 +355,8 @@ def attach_store(con: duckdb.DuckDBPyConnection, path: str) -> None:
 
 def store_path(con: duckdb.DuckDBPyConnection) -> str | None:
     """The file of the store ``con`` has attached as ``STORE_CATALOG`` (None: none, e.g. a store in memory)."""
-    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [STORE_CATALOG]).fetchone()
-    return row[0] if row and row[0] else None
+    rows = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = ?", [STORE_CATALOG]).fetchall()
+    return rows[0][0] if rows and rows[0][0] else None
 
 
 _SIZE = re.compile(r"^\s*([0-9.]+)\s*(bytes|[kmgtp]ib)\s*$", re.IGNORECASE)
@@ -366,6 +366,6 @@ _UNIT = {"bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 <<
 def setting_bytes(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
     """A DuckDB size setting (``checkpoint_threshold``, ``memory_limit``) in bytes, read back as DuckDB shows
     it (``953.6 MiB``) whatever unit it was given in; None if it is not a size."""
-    (setting,) = con.execute(f"SELECT current_setting('{name}')").fetchone() or ("",)
+    ((setting,),) = con.execute(f"SELECT current_setting('{name}')").fetchall()
     match = _SIZE.match(str(setting))
     return int(float(match[1]) * _UNIT[match[2].lower()]) if match else None

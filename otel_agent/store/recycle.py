@@ -33,8 +33,12 @@ _CACHED_SQL = "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() 
 
 
 def cached_bytes(con: duckdb.DuckDBPyConnection) -> int:
-    """Bytes of table blocks DuckDB holds in its buffer pool (every attached database of ``con``'s instance)."""
-    return int(con.execute(_CACHED_SQL).fetchone()[0])  # type: ignore[index]
+    """Bytes of table blocks DuckDB holds in its buffer pool (every attached database of ``con``'s instance).
+
+    ``fetchall``, not ``fetchone``: a result read only in part stays open on the writer's connection, and with it
+    the query's transaction, until the next statement; an idle writer then held an old snapshot between commits,
+    and the paced p99 was ~1.5x (``bench/ingest.py --ref . --ref-receiver-args "--block-cache-share 0"``)."""
+    return int(con.execute(_CACHED_SQL).fetchall()[0][0])
 
 
 class BlockCache:
