@@ -4,12 +4,12 @@ attaches it again once the cache holds ``share`` of ``memory_limit``.
 Why: DuckDB keeps every block a checkpoint writes in its buffer pool until it must evict, so a receiver's pool
 fills with blocks nobody reads again (~70-110 MB per million spans). Once it is full, each eviction in DuckDB
 2.0.1 flushes its allocator for the whole process (jemalloc purges its arenas, glibc's heap is trimmed), and
-from then on every thread of the receiver pays page faults on memory it had just freed: 10-17 % fewer spans
-per second at 10 M spans than on a new store in the same minutes, with the 1 GB default (docs/scale.md,
-2026-12-05 (III)). There is no setting to drop the cached blocks; detaching the store does, in ~40-60 ms
-at 10 M spans, right after a checkpoint (the WAL is then empty, so attaching replays nothing). The file stays
-open to no one else meanwhile: DuckDB lets a locked-down connection (``query.readonly.lock_down``) attach a
-file it had attached. Readers on other threads are never cut off: the writer re-attaches only when no cursor
+from then on every thread of the receiver pays page faults on memory it had just freed: 13-18 % fewer spans
+per second than the same receiver re-attaching, once the pool is full (~7 M spans of the lineage mix at the
+1 GB default; a paired soak, docs/scale.md, 2026-12-05 (III)). There is no setting to drop the cached blocks;
+detaching the store does, in ~40-60 ms at 10 M spans, right after a checkpoint (the WAL is then empty, so
+attaching replays nothing). DuckDB lets a locked-down connection (``query.readonly.lock_down``) attach a file
+it had attached. Readers on other threads are never cut off: the writer re-attaches only when no cursor
 is open (``store.readers``), else it tries again after its next checkpoint.
 """
 
