@@ -254,8 +254,8 @@ def run_phase(phase: str, args: argparse.Namespace, rate: float, tmp: str, round
     elif phase.endswith("-ref"):  # the same receiver from another checkout (--ref): A/B of a change in one run
         where = from_checkout(args.ref)
     db = os.path.join(tmp, f"{phase}-{int(rate)}-{round_no}.duckdb")
-    given = args.ref_receiver_args if phase.endswith("-ref") and args.ref_receiver_args is not None else None
-    extra = (args.receiver_args if given is None else given).split()
+    ref_args = args.receiver_args if args.ref_receiver_args is None else args.ref_receiver_args
+    extra = (ref_args if phase.endswith("-ref") else args.receiver_args).split()
     receiver = ReceiverProcess(db, extra, baseline=baseline, **where)
     port = receiver.grpc_port if kind == "grpc" else receiver.http_port
     per_client_rate = (rate or args.max_rate) / args.clients

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -148,20 +148,16 @@ def config_error(make_receiver: Callable[..., Receiver], path: Path, setting: st
     return str(refused.value)
 
 
-def _cursor(owner: Any) -> AbstractContextManager[Any]:
-    return store_cursor(owner.con)
-
-
 def rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
     """Committed rows, read through a cursor of the receiver's own connection (as the query API does); any
     object holding a store connection as ``con`` will do."""
-    with _cursor(receiver) as cur:
+    with store_cursor(receiver.con) as cur:
         return cur.execute(sql, params or []).fetchall()
 
 
 def dict_rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
     """``rows`` as dicts keyed by column name."""
-    with _cursor(receiver) as cur:
+    with store_cursor(receiver.con) as cur:
         return as_dicts(cur.execute(sql, params or []))
 
 

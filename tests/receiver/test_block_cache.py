@@ -20,6 +20,7 @@ from otel_agent.store import readers as readers_module
 from otel_agent.store.database import ROW_GROUP_SIZE, STORE_CATALOG, open_store, store_cursor
 from otel_agent.store.readers import readers_of
 from otel_agent.store.recycle import BlockCache, cached_bytes
+from tests.lifecycle.support import healthz
 from tests.otlp_builders import post_traces, span_request
 
 BATCH = 2000
@@ -185,7 +186,7 @@ def test_a_receiver_reattaches_under_load_while_the_query_api_reads(make_receive
     finally:
         stop.set()
         reader.join()
-    health = requests.get(receiver.http_address + "/healthz", timeout=10).json()
+    health = healthz(receiver.http_address)
     assert not failures, failures[:3]
     assert len(seen) >= 5
     assert seen == sorted(seen)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import grpc
 import psutil
 
 from tests.conftest import free_port
+from tests.lifecycle.support import healthz
 from tests.otlp_builders import span_request
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -109,14 +109,10 @@ def test_kill_9_while_the_store_is_reattached_again_and_again_loses_nothing(tmp_
     tight = ("--memory-limit", "64MB", "--checkpoint-threshold", "256kB", "--block-cache-share", "0.005")
     proc, load = receiver_under_load(db, 4, 50, 5_000, *tight, http_port=http_port)
     deadline = time.monotonic() + 60
-    while (reattaches := health(http_port)["store_reattaches"]) < 3:
+    while (reattaches := healthz(f"http://127.0.0.1:{http_port}")["store_reattaches"]) < 3:
         assert time.monotonic() < deadline, f"{reattaches} re-attaches in 60 s"
         time.sleep(0.05)
     kill_9_and_check(db, proc, load)
-
-
-def health(http_port: int) -> dict:
-    return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{http_port}/healthz", timeout=10).read())
 
 
 def kill_9_and_check(db: str, proc: subprocess.Popen, load: AckedLoad) -> None:
