@@ -7,9 +7,11 @@ that would have gone on the wire, ``decode_payload`` folds them into the same Ar
 
 It keeps the ``SpanExporter`` contract: ``export`` returns ``SUCCESS`` only after the commit and reports any
 failure to store (a full disk, a store that went away) as ``FAILURE`` with one log line, never as an exception
-into the SDK's span processor and the agent behind it. ``shutdown`` commits what is queued and checkpoints, as
-the receiver does on stop; a checkpoint that fails is logged, and the committed data stays in the write-ahead
-log, which DuckDB replays the next time the file is opened.
+into the SDK's span processor and the agent behind it. ``shutdown`` commits what is queued, folds it into the
+maintained derived state (store/maintained.py: no thread runs in the agent's process meanwhile, so until then the
+runs view of the file computes from raw) and checkpoints, as the receiver does on stop; a checkpoint that fails
+is logged, and the committed data stays in the write-ahead log, which DuckDB replays the next time the file is
+opened.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
+from otel_agent.store.maintained import DerivedState
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,7 @@ class DuckDBSpanExporter(SpanExporter):
         self._principal = principal
         self._con = open_store(self.path)
         self._writer = Writer(self._con, max_inflight_bytes=1 << 62)
+        self._derived = DerivedState(self._con)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -87,6 +91,10 @@ class DuckDBSpanExporter(SpanExporter):
             self._writer.close()
         except Exception as exc:
             log.error("DuckDBSpanExporter(%s): stopping the writer failed: %s", self.path, exc)
+        try:
+            self._derived.catch_up()
+        except Exception as exc:  # the runs view keeps computing from raw: correct, only slower
+            log.error("DuckDBSpanExporter(%s): folding the maintained state failed: %s", self.path, exc)
         try:
             self._con.execute("CHECKPOINT")
         except Exception as exc:

@@ -25,6 +25,7 @@ import duckdb
 from otel_agent.errors import QueryTimeoutError
 from otel_agent.export.reader import Reader
 from otel_agent.store.database import reading_cursor
+from otel_agent.store.maintained import reads_maintained_runs
 from otel_agent.store.statements import statement
 
 T = TypeVar("T")
@@ -230,6 +231,11 @@ class ConsoleStore:
         self._active: set[duckdb.DuckDBPyConnection] = set()
         self._active_lock = threading.Lock()
         self._snapshot_lock = threading.Lock()
+
+    def runs_maintained(self) -> bool:
+        """Whether the runs view the console reads is over the maintained rows (store/maintained.py), so the runs
+        page reads it live instead of through a snapshot."""
+        return self.run(lambda q: reads_maintained_runs(q.cursor))
 
     async def from_snapshot(
         self, key: str, fn: Callable[[Queries], T], *, refresh: bool = False, args: Hashable | None = None

@@ -22,12 +22,13 @@ from typing import Any, Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.ingest.recent import BatchKeys, RecentKeys, batch_keys
 from otel_agent.signals import SIGNALS, Signal
-from otel_agent.store.database import setting_bytes
+from otel_agent.store.database import SEQ_TABLES, setting_bytes
 from otel_agent.store.recycle import BlockCache
 from otel_agent.store.statements import statement
 
@@ -39,10 +40,20 @@ def _repeats(table: pa.Table, keys: tuple[str, ...]) -> int:
     return table.num_rows - table.group_by(list(keys)).aggregate([]).num_rows
 
 
+def _with_seq(table: pa.Table, seq: int) -> pa.Table:
+    """``table`` with an ``ingest_seq`` column of ``seq`` on every row."""
+    column = pc.fill_null(pa.nulls(table.num_rows, pa.int64()), pa.scalar(seq, pa.int64()))
+    return table.append_column("ingest_seq", column)
+
+
 T = TypeVar("T")
 
 _MAINTENANCE_IDLE_S = 0.2
 """How often an idle writer runs its maintenance step."""
+
+
+INGEST_SEQUENCE = "ingest_seq_gen"
+"""The store's sequence of group commits (store/schema/005_ingest_seq.sql)."""
 
 
 class Maintenance(Protocol):
@@ -205,6 +216,16 @@ class Writer:
             for name, spec in SIGNALS.items():
                 self._recent[name] = RecentKeys(recent_window_s, recent_max_keys)
                 self._recent[name].load(con, spec)
+        # Rows are stamped with their group commit's number where the store has the sequence (open_store's stores;
+        # a bare connection with the raw tables only, as some tests make, has none).
+        self._sequenced = bool(
+            con.execute(
+                "SELECT count(*) FROM duckdb_sequences() "
+                "WHERE sequence_name = ? AND database_name = current_database()",
+                [INGEST_SEQUENCE],
+            ).fetchall()[0][0]
+        )
+        self._ingest_seq: int | None = None
         self._wal, self._checkpoint_bytes = take_over_checkpoints(con) if checkpoints is None else checkpoints
         self._checkpoint_at = self._checkpoint_bytes
         self._queue: queue.Queue[_Job | None] = queue.Queue()
@@ -215,6 +236,12 @@ class Writer:
         self._closed = False  # the stop marker is queued: nothing put after it would be answered
         self._thread = threading.Thread(target=self._run, name="otel-agent-writer", daemon=True)
         self._thread.start()
+
+    @property
+    def ingest_seq(self) -> int | None:
+        """The number of the last group commit (``ingest_seq`` of its rows); None before the first or without the
+        sequence."""
+        return self._ingest_seq
 
     # -- admission -------------------------------------------------------------------------------------
     @property
@@ -470,6 +497,8 @@ class Writer:
         self.block_cache.ensure_attached()
         con.execute("BEGIN")
         try:
+            if self._sequenced:  # one number for the whole group commit (the rows' ingest_seq)
+                self._ingest_seq = int(con.execute(f"SELECT nextval('{INGEST_SEQUENCE}')").fetchall()[0][0])
             for signal, members in by_signal.items():
                 self._insert_signal(SIGNALS[signal], members)
             with self._stage("commit"):
@@ -501,6 +530,8 @@ class Writer:
             for name, schema in spec.tables.items():
                 parts = [m.tables[name] for m in members if name in m.tables]
                 incoming[name] = pa.concat_tables(parts) if parts else schema.empty_table()
+                if self._ingest_seq is not None and name in SEQ_TABLES:
+                    incoming[name] = _with_seq(incoming[name], self._ingest_seq)
                 con.register("incoming_" + name, incoming[name])
         with self._stage("duplicates"):
             recent = self._recent.get(spec.name)

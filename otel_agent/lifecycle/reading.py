@@ -159,7 +159,8 @@ def union_with_archive_sql(
     if source is None:
         return live
     # The live table's columns and types: the archive's are cast to them.
-    columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM ({live})").fetchall()]
+    # (not ingest_seq: the store's own bookkeeping, which the archive does not keep: retention._archived_columns)
+    columns = [(r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM ({live})").fetchall() if r[0] != "ingest_seq"]
     names = ", ".join(f'"{c}"' for c, _ in columns)
     casts = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' for c, t in columns)
     keys = ", ".join(f'"{k}"' for k in BY_TABLE[table].keys)

@@ -47,6 +47,7 @@ from otel_agent.errors import ConfigError
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import LINEAGE_KEYS, RECORDS, SPAN_CHILDREN, SPANS, TableSpec
 from otel_agent.store.database import store_cursor
+from otel_agent.store.maintained import has_maintained_state, mark_deleted
 
 if TYPE_CHECKING:
     from otel_agent.lifecycle.iceberg import IcebergMirror
@@ -189,8 +190,11 @@ class Lifecycle:
         con.execute("BEGIN")
         try:
             found = []
+            maintained = has_maintained_state(con)
             for part_job, part in parts:  # in queue order: a window's children before its spans
                 con.register("lc_keys", part)
+                if maintained:
+                    mark_deleted(con, part_job.spec.table, part)
                 found.append(int(con.execute(_delete_sql(part_job.spec, part)).fetchall()[0][0]))
                 con.unregister("lc_keys")
             con.execute("COMMIT")
@@ -364,8 +368,8 @@ class Lifecycle:
         if self.archive is not None:
             t0 = time.perf_counter()
             for child, child_rows in children:  # children first: archived spans always have theirs
-                self._archive(child, start, child_rows.drop_columns(["lc_rowid"]))
-            self._archive(spec, start, rows.drop_columns(["lc_rowid"]))
+                self._archive(child, start, _archived_columns(child_rows))
+            self._archive(spec, start, _archived_columns(rows))
             self.stats.windows_archived += 1
             if self.on_archived is not None:
                 try:
@@ -396,6 +400,12 @@ class Lifecycle:
             self.stats.bytes_archived += result.bytes_written
         if self.iceberg is not None:  # after the Parquet is verified; catches up on files a crash left out
             self.stats.iceberg_appends += self.iceberg.sync_window(self.archive, spec.signal, start)
+
+
+def _archived_columns(rows: pa.Table) -> pa.Table:
+    """The rows as the archive keeps them: without the planner's rowid and the store's own ``ingest_seq`` (which
+    group commit stored a row says nothing about the telemetry, and differs between stores)."""
+    return rows.drop_columns([c for c in ("lc_rowid", "ingest_seq") if c in rows.column_names])
 
 
 def _delete_sql(spec: TableSpec, part: pa.Table) -> str:

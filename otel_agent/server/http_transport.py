@@ -35,6 +35,7 @@ from otel_agent.server.query_service import QueryService
 from otel_agent.server.replies import export_response, retry_delay_s
 from otel_agent.server.review_service import ReviewService
 from otel_agent.signals import SIGNALS
+from otel_agent.store.maintained import DerivedState
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ def build_app(
     max_body_bytes: int,
     review: ReviewService | None = None,
     extra_routes: Sequence[BaseRoute] = (),
+    derived: DerivedState | None = None,
 ) -> Starlette:
     """The HTTP app: OTLP per signal, the query and review APIs, ``/healthz``, then ``extra_routes`` (the web
     console; after the API routes, so a route mounted at ``/`` cannot shadow them)."""
@@ -144,6 +146,7 @@ def build_app(
                 "inflight_bytes": writer.inflight_bytes,
                 "max_inflight_bytes": writer.max_inflight_bytes,
                 "commits": writer.stats.commits,
+                "ingest_seq": writer.ingest_seq,
                 "items_committed": writer.stats.items,
                 "commit_seconds": round(writer.stats.commit_seconds, 3),
                 "refused": writer.stats.refused,
@@ -157,6 +160,7 @@ def build_app(
                 "store_reattaches_deferred": writer.block_cache.deferred,
                 "decode_worker_restarts": pipeline.decoder.restarts,
                 "lifecycle": writer.maintenance.report() if writer.maintenance else None,
+                "derived": derived.report() if derived is not None else None,
             }
         )
         return JSONResponse(body, status_code=status_code)

@@ -36,6 +36,7 @@ from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
 from otel_agent.server.review_service import ReviewService
 from otel_agent.store.database import open_store
+from otel_agent.store.maintained import DerivedState
 
 log = logging.getLogger(__name__)
 
@@ -137,6 +138,7 @@ class Receiver:
             checkpoints=checkpoints,
             block_cache_share=config.block_cache_share,
         )
+        self.derived = DerivedState(self.con)
         self.decoder = make_decoder(rules, config.decode_workers, config.decode_timeout_s)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
         self.query = QueryService(
@@ -167,6 +169,7 @@ class Receiver:
                 self.config.max_message_bytes,
                 review=self.review,
                 extra_routes=self._console_routes(),
+                derived=self.derived,
             )
             self.http_server = HttpServer(
                 app, self.config.http_endpoint, "debug" if self.config.log_level == "debug" else "warning"
@@ -191,6 +194,7 @@ class Receiver:
         self.http_server.start()
         self._started = True
         self.lifecycle.start()
+        self.derived.start()
         self._write_discovery()
         log.info(
             "otel-agent receiver: gRPC %s, HTTP %s, db %s",
@@ -254,6 +258,9 @@ class Receiver:
         lifecycle = getattr(self, "lifecycle", None)
         if lifecycle is not None:
             lifecycle.close()
+        derived = getattr(self, "derived", None)
+        if derived is not None:
+            derived.close()
         self.writer.close()
         self.decoder.close()
         detach_history(self.con)

@@ -24,14 +24,16 @@ from otel_agent.store.prices import load_prices, shipped_prices_text
 from otel_agent.store.readers import readers_of
 from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, check_registered, ddl, statement
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 """2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py).
 3: the tables written with each batch for lineage lookups: lineage_keys and parsed_retrieval_documents
 (store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql).
 4: the product's append-only tables reviews and trusted_writers are part of the schema (store/schema/080_reviews.sql,
 090_trusted_writers.sql; the derived SQL created them before), and the store records the fingerprint of the derived
 SQL it holds (``FINGERPRINT_KEY``). The version changes because a release that reads version 3 would apply its own
-views to the file without updating the fingerprint: it must refuse the file instead."""
+views to the file without updating the fingerprint: it must refuse the file instead.
+5: spans, span_events and logs carry ``ingest_seq``, the group commit that stored each row (schema/005_ingest_seq.sql),
+which the maintained derived state reads (store/maintained.py)."""
 
 META_TABLE = "otel_agent_meta"
 RAW_TABLES = (
@@ -119,7 +121,29 @@ def _migrate_3_to_4(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(statement(name))
 
 
-MIGRATIONS = {"1": ("2", _migrate_1_to_2), "2": ("3", _migrate_2_to_3), "3": ("4", _migrate_3_to_4)}
+SEQ_TABLES = ("spans", "span_events", "logs")
+"""The raw tables whose rows carry ``ingest_seq`` (schema/005_ingest_seq.sql)."""
+
+
+def _migrate_4_to_5(con: duckdb.DuckDBPyConnection) -> None:
+    """Give the rows of ``SEQ_TABLES`` an ``ingest_seq``: one value per 8,192 stored rows in storage order (so the
+    maintained state's first build over them goes in bounded steps), and the sequence starts past them."""
+    top = 0
+    for table in SEQ_TABLES:
+        con.execute(f"ALTER TABLE {table} ADD COLUMN ingest_seq BIGINT")
+        con.execute(f"UPDATE {table} SET ingest_seq = rowid // {ROW_GROUP_SIZE} + 1")
+        top = max(top, int(con.execute(f"SELECT coalesce(max(ingest_seq), 0) FROM {table}").fetchall()[0][0]))
+    con.execute(f"CREATE SEQUENCE IF NOT EXISTS ingest_seq_gen START WITH {top + 1}")
+    for table in SEQ_TABLES:
+        con.execute(f"ALTER TABLE {table} ALTER COLUMN ingest_seq SET DEFAULT nextval('ingest_seq_gen')")
+
+
+MIGRATIONS = {
+    "1": ("2", _migrate_1_to_2),
+    "2": ("3", _migrate_2_to_3),
+    "3": ("4", _migrate_3_to_4),
+    "4": ("5", _migrate_4_to_5),
+}
 """stored version → (next version, step). Applied in one transaction when a store is opened for writing."""
 
 
@@ -140,9 +164,10 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
-READABLE_OLDER_VERSIONS = ("3",)
+READABLE_OLDER_VERSIONS = ("3", "4")
 """Older schema versions read read-only without a migration, through this release's views (store/shards.py):
-version 3 has every table of version 4 (its product tables made by its derived SQL) and no fingerprint."""
+version 3 has every table of version 4 (its product tables made by its derived SQL) and no fingerprint; version 4
+lacks only ``ingest_seq``, which no view reads."""
 
 
 def check_store(path: str | Path, tables: set[str], version: str | None, *, writing: bool) -> bool:

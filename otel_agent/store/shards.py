@@ -39,6 +39,7 @@ from otel_agent.store.database import (
     store_facts,
     stored_fingerprint,
 )
+from otel_agent.store.maintained import is_current, reads_maintained_runs
 from otel_agent.store.open_errors import check_file, closing_on_failure, open_failure
 from otel_agent.store.statements import check_registered, statement
 
@@ -139,6 +140,9 @@ def open_read_only(paths: list[str]) -> duckdb.DuckDBPyConnection:
         tables, version = store_facts(con)
         check_store(path, tables, version, writing=False)
         current = version == SCHEMA_VERSION and stored_fingerprint(con) == derived_fingerprint()
+        # a runs view over maintained rows that do not cover every stored row (its writer was killed before it
+        # caught up): read the file through the query-time views instead, which are always complete
+        current = current and (not reads_maintained_runs(con) or is_current(con))
     if current:
         return con
     con.close()  # another release's views (or none): read it through the current ones

@@ -54,6 +54,18 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "documents_insert_all",
         "documents_insert_new",
     ),
+    # The maintained derived state (store/maintained.py): its tables, the runs view over them, and the writer's
+    # steps that keep them (each a script run on the writer's connection, with oa_store. naming the store).
+    "maintained": (
+        "state",
+        "drop_state",
+        "runs_view",
+        "backlog",
+        "step_dirty",
+        "step_scope",
+        "step_apply",
+        "mark_deleted",
+    ),
     # The console's page queries (parameterised SELECTs over the public views; runs_list and runs_chart over
     # its private snapshot of the runs view, a table of the same name and columns): otel_agent/store/console/.
     "console": (

@@ -22,7 +22,7 @@ from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_
 from otel_agent.server.review_service import write_review, write_trust
 from otel_agent.store.database import open_store, store_cursor
 from otel_agent.store.prices import load_prices
-from otel_agent.store.statements import DDL_FOLDERS, Statement, ddl, queries
+from otel_agent.store.statements import DDL_FOLDERS, Statement, ddl, queries, statement
 from tests.derived_evidence.scenario import record_research
 from tests.derived_evidence.support import Store
 
@@ -72,13 +72,17 @@ def read_every_view(cur: duckdb.DuckDBPyConnection, created: dict[str, Statement
     return rows
 
 
+SHARED_TEMP = ("console/runs_filter",)
+"""Scripts whose TEMP objects the queries after them read on the same cursor."""
+
+
 def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement, ...] | None = None) -> list[str]:
     """Ingest statements run over empty incoming tables in a rolled-back transaction (a TEMP table one creates is
     there for the next, as in a commit); a page's scope script (CREATE TEMP …, console/*_scope) is run on a cursor
     of its own (its temp macros stand for views only on the page that runs it, so they must not leak into the
-    statements checked after it); a snapshot's macro (CREATE without TEMP, console/runs_filter, registered before
-    the queries reading it) is run in the rolled-back transaction; other query statements are prepared (bound,
-    not run)."""
+    statements checked after it); the runs page's filter macro (``SHARED_TEMP``: a TEMP macro of the cursor the
+    page's queries run on, registered before the queries reading it) is run in the rolled-back transaction; other
+    query statements are prepared (bound, not run)."""
     done = []
     scope_cursors: dict[str, duckdb.DuckDBPyConnection] = {}
     opened = contextlib.ExitStack()
@@ -87,9 +91,19 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
     cur.execute("BEGIN")
     try:
         for stmt in queries() if statements is None else statements:
+            if stmt.name.startswith("maintained/"):  # the maintained state's scripts: run whole, rolled back
+                if "maintained" not in scope_cursors:
+                    scope_cursors["maintained"] = opened.enter_context(maintained_cursor(cur))
+                try:  # each over the state's tables (drop_state drops them)
+                    scope_cursors["maintained"].execute(statement("maintained/state"))
+                    scope_cursors["maintained"].execute(maintained_script(stmt.name, scope_cursors["maintained"]))
+                except duckdb.Error as exc:
+                    pytest.fail(f"query {stmt.name} (otel_agent/store/{stmt.path}) fails: {exc}")
+                done.append(stmt.name)
+                continue
             for part in cur.extract_statements(stmt.sql):
                 try:
-                    if stmt.name.startswith("ingest/") or (
+                    if stmt.name.startswith("ingest/") or stmt.name in SHARED_TEMP or (
                         part.type == duckdb.StatementType.CREATE and not _CREATE_TEMP.match(part.query)
                     ):
                         cur.execute(part.query).fetchall()
@@ -110,6 +124,32 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
         for name in INCOMING:
             cur.unregister(name)
     return done
+
+
+@contextlib.contextmanager
+def maintained_cursor(cur: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of its own (the scripts shadow the raw tables with TEMP tables) in a transaction rolled back at
+    the end, with the variables the scripts read, the TEMP tables store/maintained.py makes between them, and
+    retention's empty ``lc_keys``."""
+    with store_cursor(cur) as mcur:
+        mcur.execute("BEGIN")
+        try:
+            for name in ("oa_lo", "oa_hi", "oa_lo_rowid", "oa_hi_rowid"):
+                mcur.execute(f"SET VARIABLE {name} = 0")
+            mcur.execute("SET VARIABLE oa_table = 'logs'")
+            # what store/maintained.py makes between the scripts
+            mcur.execute("CREATE TEMP TABLE _m_scope_traces (h UBIGINT, trace_id VARCHAR)")
+            mcur.execute("CREATE TEMP TABLE _m_runs_touched (run_h UBIGINT, run_id VARCHAR)")
+            keys = pa.table({"lc_rowid": pa.array([], pa.int64()), "trace_id": pa.array([], pa.string())})
+            mcur.register("lc_keys", keys)
+            yield mcur
+        finally:
+            mcur.execute("ROLLBACK")
+
+
+def maintained_script(name: str, cur: duckdb.DuckDBPyConnection) -> str:
+    catalog = cur.execute("SELECT current_database()").fetchall()[0][0]
+    return statement(name).replace("oa_store.", f'"{catalog}".main.')
 
 
 @pytest.fixture(scope="module")

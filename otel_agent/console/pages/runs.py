@@ -6,6 +6,7 @@ Queries: store/console/runs_list.sql, runs_chart.sql, runs_services.sql. Templat
 from __future__ import annotations
 
 import datetime as _dt
+import time as _time
 from typing import Any
 
 from starlette.requests import Request
@@ -40,11 +41,21 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
             "services": [r["service_name"] for r in q.rows("runs_services")],
         }
 
-    refresh = request.query_params.get("refresh") == "1"
     args = (limit, offset, sort, desc, *filters.values())
-    data, taken_at = await console.store.from_snapshot("runs", load, refresh=refresh, args=args)
-    if data is None:  # the first copy of the runs view is still being taken (a large store)
-        return console.html(request, viewer, "runs_pending.html", active="runs")
+    live = await console.store.call(console.store.runs_maintained)
+    if live:  # the runs view reads the maintained rows: a page costs what it shows, and is as new as the store
+        taken_at = _time.time()
+
+        def load_live(q: Any) -> dict[str, Any]:
+            q.scope("runs_filter")
+            return load(q)
+
+        data = await console.store.load(load_live, key=("runs", *args))
+    else:  # runs computed from raw (the state is being built, or live ∪ archive): a copy, refreshed on demand
+        refresh = request.query_params.get("refresh") == "1"
+        data, taken_at = await console.store.from_snapshot("runs", load, refresh=refresh, args=args)
+        if data is None:  # the first copy of the runs view is still being taken (a large store)
+            return console.html(request, viewer, "runs_pending.html", active="runs")
     rows, page = paged(data["rows"], offset, limit)
     buckets = data["buckets"]
     chart_runs = charts.column_chart("Runs (failed in red)", buckets, "runs", fmt_ts, fmt_num, highlight="failed_runs")
@@ -53,7 +64,7 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
     return console.html(
         request, viewer, "runs.html", active="runs", rows=rows, page=page, sort=sort, desc=desc,
         services=data["services"], statuses=STATUSES, charts=[chart_runs, chart_cost, chart_errors],
-        as_of=_dt.datetime.fromtimestamp(taken_at, _dt.UTC),
+        as_of=_dt.datetime.fromtimestamp(taken_at, _dt.UTC), live=live,
     )  # fmt: skip
 
 

@@ -1,5 +1,5 @@
 -- runs_chart: runs, cost and errors over time for the Runs page chart, with the page's filters (runs_filter.sql).
--- Runs over the console's snapshot of the runs view (runs_snapshot.sql), not the view itself.
+-- Over the runs view, or the console's snapshot of it, as runs_list.sql.
 -- About 24 buckets over the filtered time span; $t0/$t1 NULL: all time.
 WITH r AS MATERIALIZED (
     SELECT start_time, cost_usd, status, errors

@@ -1,9 +1,10 @@
 -- runs_filter: the Runs page's filter, one macro both of its queries read (runs_list.sql, runs_chart.sql):
--- runs_matching(want_status, want_service, want_text, t0, t1) is every run of the snapshot table `runs` with that
--- status, that service, the text in its run id, workflow or agent name (case-insensitive), started in
--- [t0, t1); a NULL argument does not filter. Created in the console's private snapshot database after each
--- copy (console/store.py Snapshot), never in a store. A parameter is never named like a column of `runs`.
-CREATE OR REPLACE MACRO runs_matching(want_status, want_service, want_text, t0, t1) AS TABLE
+-- runs_matching(want_status, want_service, want_text, t0, t1) is every run of `runs` with that status, that
+-- service, the text in its run id, workflow or agent name (case-insensitive), started in [t0, t1); a NULL argument
+-- does not filter. A TEMP macro of the reading cursor (the store's runs view, when it reads the maintained rows:
+-- console/pages/runs.py), or of the console's private snapshot database after each copy (console/store.py
+-- Snapshot); never in a store. A parameter is never named like a column of `runs`.
+CREATE OR REPLACE TEMP MACRO runs_matching(want_status, want_service, want_text, t0, t1) AS TABLE
 SELECT *
 FROM runs
 WHERE (want_status IS NULL OR status = want_status)

@@ -1,6 +1,6 @@
 -- runs_list: one page of the Runs page (console/pages/runs.py, templates/runs.html).
--- Runs over the console's snapshot of the runs view (runs_snapshot.sql), not the view itself, through the page's
--- filter (runs_filter.sql).
+-- Runs over the runs view when it reads the maintained rows (a page costs what it shows), else over the console's
+-- snapshot of it (runs_snapshot.sql); through the page's filter (runs_filter.sql).
 -- Parameters: $status, $service, $text (substring of run id, workflow or agent name; case-insensitive),
 -- $t0, $t1 (start time window, either NULL), $sort (start|duration|cost|calls|tokens|errors), $desc,
 -- $limit, $offset. Unpriced cost stays NULL (the page shows "unpriced", never 0).

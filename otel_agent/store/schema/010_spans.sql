@@ -42,5 +42,7 @@ CREATE TABLE IF NOT EXISTS spans (
     run_id VARCHAR,
     record_kind VARCHAR,
     record_id VARCHAR,
-    record_ref VARCHAR
+    record_ref VARCHAR,
+    -- the group commit that stored the row (ingest_seq.sql): what the maintained derived state has folded in
+    ingest_seq BIGINT DEFAULT nextval('ingest_seq_gen')
 );

@@ -7,5 +7,6 @@ CREATE TABLE IF NOT EXISTS span_events (
     name VARCHAR,
     -- zstd for the payload columns: 010_spans.sql says why
     attributes JSON USING COMPRESSION zstd,
-    dropped_attributes_count UINTEGER
+    dropped_attributes_count UINTEGER,
+    ingest_seq BIGINT DEFAULT nextval('ingest_seq_gen')  -- as spans.ingest_seq
 );

@@ -25,5 +25,6 @@ CREATE TABLE IF NOT EXISTS logs (
     scope_schema_url VARCHAR,
     content_hash VARCHAR NOT NULL,
     principal VARCHAR,
-    received_at TIMESTAMPTZ
+    received_at TIMESTAMPTZ,
+    ingest_seq BIGINT DEFAULT nextval('ingest_seq_gen')  -- as spans.ingest_seq
 );

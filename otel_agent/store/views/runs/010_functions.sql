@@ -58,3 +58,7 @@ CREATE OR REPLACE MACRO oa_guardrail_outcome(v) AS
         WHEN lower(v) IN ('allow', 'allowed', 'pass', 'passed') THEN 'passed'
         ELSE lower(v)
     END;
+
+-- A log record's time: its own, else (unset: 0 on the wire, 1970 stored) when the collector observed it, as the
+-- OpenTelemetry logs data model says.
+CREATE OR REPLACE MACRO oa_log_time(t, observed) AS CASE WHEN epoch_ns(t) > 0 THEN t ELSE observed END;

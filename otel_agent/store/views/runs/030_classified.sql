@@ -237,8 +237,8 @@ parents AS MATERIALIZED (
 -- * exceptions: the first `exception` span event of a span in ERROR (OpenInference, pydantic-ai, smolagents and
 --   others record a failure only so; src 0), and the GenAI gen_ai.client.operation.exception event, an OTLP log
 --   record (src 1) of the span it is parented to (its trace_id/span_id), else, with no span context, of the
---   provider call whose gen_ai.response.id it carries. from_log: the span has such a record (the operation
---   failed, whatever the span's status says).
+--   provider call whose gen_ai.response.id it carries (ended within an hour of the record). from_log: the span
+--   has such a record (the operation failed, whatever the span's status says).
 -- * guardrail verdicts: the GenAI gen_ai.guardrail.result event (semantic-conventions-genai, Development) of a
 --   third-party guard span (apply_guardrail / run_guardrail, OpenInference GUARDRAIL; our guard_result records always carry
 --   otel_agent.guard.* and are not looked up, which keeps the lookup off our spans), as a span event on it
@@ -287,8 +287,13 @@ exceptions AS MATERIALIZED (
                 UNION ALL
                 SELECT r.trace_id, r.span_id, 1, epoch_ns(l.time), l.attributes
                 FROM logs AS l
-                JOIN (SELECT trace_id, span_id, response_id FROM c WHERE base_category = 'provider_call') AS r
+                JOIN (SELECT trace_id, span_id, response_id, end_time FROM c WHERE base_category = 'provider_call')
+                    AS r
                     ON r.response_id = l.attributes->>'gen_ai.response.id'
+                    -- a call that ended within an hour of the record: the maintained state finds the calls a new
+                    -- record names in that window of the store, not in all of it (store/maintained.py)
+                   AND oa_log_time(l.time, l.observed_time)
+                       BETWEEN r.end_time - INTERVAL 1 HOUR AND r.end_time + INTERVAL 1 HOUR
                 WHERE l.event_name = 'gen_ai.client.operation.exception' AND oa_text(l.span_id) IS NULL
             ) AS y
             -- one join with the spans for every source: an exception event counts on a span in ERROR, a guardrail

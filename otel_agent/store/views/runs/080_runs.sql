@@ -133,11 +133,14 @@ SELECT
     span_count
 FROM joined;
 
--- runs_for_run prices the run's classified spans without placing them in steps and skills (oa_priced_in over
+-- oa_run_rows(source): the runs rows of the classified spans in relation `source` (oa_classified's columns; a
+-- table, view or CTE named by a string): runs_for_run over oa_classified, and the maintained state over the
+-- classified spans of the traces it folds again (store/maintained/step_apply.sql), one SQL for both.
+-- It prices the run's classified spans without placing them in steps and skills (oa_priced_in over
 -- oa_classified, not oa_priced): no column of a run's row depends on the placement, whose recursive walks are
 -- about a third of the operators a run's classification plans (docs/views-runs.md "Performance"). `classified`
 -- keeps only what oa_runs_in and the pricing read, so the priced copy oa_priced_in materialises is narrow too.
-CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
+CREATE OR REPLACE MACRO oa_run_rows(source) AS TABLE
 WITH classified AS (
     SELECT run_id, trace_id, span_id, span_name, category, convention, run_id_source, parent_found, nested_call,
            start_time, end_time, duration_ms, workflow_name, agent_name, conversation_id, session_id, service_name,
@@ -145,10 +148,17 @@ WITH classified AS (
            provider, request_model, response_model, input_tokens, output_tokens, cache_read_tokens,
            cache_creation_tokens, reasoning_tokens, total_tokens, reported_cost_usd, genai_ext,
            budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits
-    FROM oa_classified(rid)
-    WHERE rid IS NULL OR run_id = rid
+    FROM query_table(source)
 ),
 cs AS (SELECT * FROM oa_priced_in('classified'))
 SELECT * FROM oa_runs_in('cs');
 
+CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
+WITH run_classified AS (
+    SELECT * FROM oa_classified(rid) WHERE rid IS NULL OR run_id = rid
+)
+SELECT * FROM oa_run_rows('run_classified');
+
+-- The runs view computed from raw spans at query time. A store written by a receiver replaces it with the
+-- maintained rows once they have caught up (store/maintained/runs_view.sql); shards and live ∪ archive read this.
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);

@@ -1,0 +1,350 @@
+"""Derived state kept as data arrives: the rows of the ``runs`` view, maintained by a thread of the receiver (or
+the embedded exporter) beside the writer, so that listing runs costs what the answer costs instead of deriving
+every run from raw JSON spans.
+
+Raw spans stay the source of truth. What is kept here is exactly what the query-time SQL computes, because it *is*
+the query-time SQL run over fewer rows: each step takes the group commits that arrived since the last step
+(``ingest_seq`` past the watermark), finds the traces they touched, and runs the run views' own SQL
+(``oa_classified`` → ``oa_run_rows``, views/runs/) over every raw row of those traces and of the other traces of
+the runs they hold — the raw tables shadowed on the thread's own cursor by TEMP tables of the same names holding
+just those rows. A run's row depends only on the rows of the traces that hold its spans (and the context-less
+exception log records that name its calls, matched within an hour: 030_classified.sql), so replacing the touched
+runs' rows keeps ``run_summary`` equal to ``runs_for_run(NULL)`` whatever order or time spans arrive in, re-sent
+or late (the differential test, tests/store/test_maintained.py, checks it). Retention's deletes mark their
+traces (``dirty_traces``) for the same treatment.
+
+Cost: a step reads the new commits' rows (zone maps on ``ingest_seq`` prune to the newest row groups), the
+touched traces' other commits (``trace_commits``, hashed trace ids: a narrow scan), and replaces rows keyed by
+hashed ids; it does not grow with the rows a trace does not have. Most of a step is DuckDB *planning* the run
+views' SQL (a few hundred ms, whatever the rows), so a step runs on its own thread and cursor, not on the writer's
+(DuckDB's MVCC: it reads a snapshot, writes only the state's tables, and commits beside the writer's group commits
+without conflict), bounded (``step_rows``) and spaced so it takes about ``share`` of a core. The state may lag the
+raw tables by a step or two, reported under ``derived`` in /healthz (``lag_s``, ``backlog_rows``).
+Acknowledgements are unchanged: a reply still means the raw rows committed; a kill -9 loses no state that raw
+rows do not give back (the watermark commits with the rows it covers, and the next start continues from it).
+
+The state belongs to this release's derived SQL and price table (``maintained_fingerprint``): when either
+changes, the state is dropped and built again from raw in bounded steps, and until it has caught up ``runs``
+computes from raw (a correct answer, as before, only slower; ``derived.ready`` in /healthz says which). Shards
+read as one and live ∪ archive catalogs never use it (their runs span files the state does not cover).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from otel_agent.store.database import derived_fingerprint, store_cursor
+from otel_agent.store.statements import statement
+
+log = logging.getLogger(__name__)
+
+SEQ_KEY = "maintained_seq"
+"""``otel_agent_meta`` key: every row with ``ingest_seq`` up to this value is folded into the state."""
+FINGERPRINT_KEY = "maintained_fingerprint"
+"""``otel_agent_meta`` key: the ``maintained_fingerprint`` the state was built with."""
+STATE_TABLES = ("trace_commits", "run_traces", "dirty_traces", "run_summary")
+
+_STEP_TABLES = (
+    "_m_new",
+    "_m_loose_logs",
+    "_m_dirty",
+    "_m_scope_traces",
+    "_m_seqs",
+    "_m_cls",
+    "_m_runs_touched",
+    "_m_extra",
+    "_m_rows",
+)
+"""The TEMP tables of a step (maintained/step_*.sql), dropped after it."""
+
+STEP_ROWS = 50_000
+"""Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more)."""
+POLL_S = 0.25
+"""How often the thread looks for new commits (a zone-map-pruned count: ~1 ms)."""
+SHARE = 0.3
+"""The part of a core maintenance aims to take under load: after a step of d seconds the next waits at least
+d × (1 − share) / share."""
+
+
+def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
+    """The derived SQL's fingerprint with the maintained SQL and the price table ``con`` holds now (a user price
+    file changes what the state holds)."""
+    digest = hashlib.sha256(derived_fingerprint().encode())
+    for name in ("state", "runs_view", "step_dirty", "step_scope", "step_apply"):
+        digest.update(statement(f"maintained/{name}").encode())
+    prices = con.execute("SELECT * FROM price_table ORDER BY ALL").fetchall()
+    digest.update(repr(prices).encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def _script(name: str, catalog: str) -> str:
+    return statement(f"maintained/{name}").replace("oa_store.", f'"{catalog}".main.')
+
+
+def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    rows = con.execute("SELECT value FROM otel_agent_meta WHERE key = ?", [key]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+    con.execute("DELETE FROM otel_agent_meta WHERE key = ?", [key])
+    con.execute("INSERT INTO otel_agent_meta VALUES (?, ?)", [key, value])
+
+
+def _has_state(con: duckdb.DuckDBPyConnection) -> bool:
+    sql = "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND database_name = current_database()"
+    return set(STATE_TABLES) <= {r[0] for r in con.execute(sql).fetchall()}
+
+
+def has_maintained_state(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store ``con`` has by default holds the maintained state's tables."""
+    return _has_state(con)
+
+
+def mark_deleted(con: duckdb.DuckDBPyConnection, table: str, keys: Any) -> None:
+    """Before retention deletes the rows of ``table`` listed in the relation ``lc_keys`` it registered (``keys``,
+    Arrow: ``lc_rowid`` and the table's keys, sorted by rowid), in the same transaction: mark the traces whose runs
+    the deletion changes (maintained/mark_deleted.sql)."""
+    if table not in ("spans", "span_events", "logs") or keys.num_rows == 0:
+        return
+    con.execute("SET VARIABLE oa_table = ?", [table])
+    con.execute("SET VARIABLE oa_lo_rowid = ?", [int(keys["lc_rowid"][0].as_py())])
+    con.execute("SET VARIABLE oa_hi_rowid = ?", [int(keys["lc_rowid"][-1].as_py())])
+    con.execute(statement("maintained/mark_deleted"))
+
+
+def reads_maintained_runs(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the ``runs`` view of the store ``con`` has by default reads the maintained rows."""
+    sql = "SELECT sql FROM duckdb_views() WHERE view_name = 'runs' AND database_name = current_database()"
+    view = con.execute(sql).fetchall()
+    return bool(view) and "run_summary" in view[0][0]
+
+
+def is_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the state of the store ``con`` has by default covers every stored row with this release's SQL
+    (a reader of a file no writer holds uses the maintained runs only then: store/shards.py)."""
+    if not _has_state(con) or _meta(con, FINGERPRINT_KEY) != maintained_fingerprint(con):
+        return False
+    seq = int(_meta(con, SEQ_KEY) or 0)
+    con.execute("SET VARIABLE oa_lo = ?", [seq])
+    catalog = str(con.execute("SELECT current_database()").fetchall()[0][0])
+    return not con.execute(_script("backlog", catalog)).fetchall()
+
+
+@dataclass
+class DerivedStats:
+    """What /healthz shows under ``derived``."""
+
+    ready: bool = False
+    """The runs view reads the maintained rows (else it computes from raw: being built, or turned off)."""
+    seq: int = 0
+    backlog_rows: int = 0
+    backlog_commits: int = 0
+    lag_s: float = 0.0
+    steps: int = 0
+    rows_folded: int = 0
+    traces_folded: int = 0
+    runs_written: int = 0
+    rebuilds: int = 0
+    step_seconds: float = 0.0
+    max_step_ms: float = 0.0
+    errors: int = 0
+    last_error: str | None = None
+    recent_step_ms: list[float] = field(default_factory=list)
+
+
+class DerivedState:
+    """The thread that keeps the maintained state of the store ``con`` holds (``start``/``close``), or, without
+    the thread, ``catch_up`` for a caller that folds everything at once (the embedded exporter's shutdown)."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        *,
+        step_rows: int = STEP_ROWS,
+        poll_s: float = POLL_S,
+        share: float = SHARE,
+    ) -> None:
+        self.con = con
+        self.step_rows = step_rows
+        self.poll_s = poll_s
+        self.share = share
+        self.stats = DerivedStats()
+        self._prepared = False
+        self._last_step_s = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="otel-agent-derived", daemon=True)
+
+    def start(self) -> DerivedState:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop the thread after its current step (a step cut short commits nothing: the next start redoes it)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def catch_up(self, max_steps: int = 1_000_000) -> None:
+        """Fold every committed row in, step by step, on the caller's thread (the thread must not run)."""
+        for _ in range(max_steps):
+            if not self.step():
+                return
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                more, elapsed = self.step(), self._last_step_s
+            except Exception as exc:  # never let the thread die: log, back off, try again
+                self.stats.errors += 1
+                self.stats.last_error = str(exc)
+                log.error("maintained state: a step failed: %s", exc)
+                more, elapsed = False, 5.0 * self.share / (1 - self.share)
+            wait = elapsed * (1 - self.share) / self.share
+            self._stop.wait(max(wait, 0.0 if more else self.poll_s))
+
+    def step(self) -> bool:
+        """Fold in one bounded range of new commits; True while more waits."""
+        self._last_step_s = 0.0
+        with store_cursor(self.con) as cur:
+            catalog = str(cur.execute("SELECT current_database()").fetchall()[0][0])
+            if not self._prepared:
+                self._prepare(cur)
+                self._prepared = True
+            lo = self.stats.seq
+            cur.execute("SET VARIABLE oa_lo = ?", [lo])
+            backlog = cur.execute(_script("backlog", catalog)).fetchall()
+            self.stats.backlog_commits = len(backlog)
+            self.stats.backlog_rows = sum(int(r[1]) for r in backlog)
+            oldest = min((r[2] for r in backlog if r[2] is not None), default=None)
+            self.stats.lag_s = max(0.0, time.time() - oldest.timestamp()) if oldest is not None else 0.0
+            marked = int(cur.execute("SELECT count(*) FROM dirty_traces").fetchall()[0][0])  # by retention
+            if not backlog and not marked:
+                if not self.stats.ready:
+                    self._install_view(cur)
+                return False
+            hi, rows, commits = lo, 0, 0
+            for seq, n, _ in backlog:
+                if rows and rows + int(n) > self.step_rows:
+                    break
+                hi, rows, commits = int(seq), rows + int(n), commits + 1
+            started = time.perf_counter()
+            self._fold(cur, catalog, hi, rows)
+            self._last_step_s = time.perf_counter() - started
+            self._record(self._last_step_s)
+            rest = backlog[commits:]  # what this step's look found and left for the next
+            self.stats.backlog_commits, self.stats.backlog_rows = len(rest), self.stats.backlog_rows - rows
+            oldest = min((r[2] for r in rest if r[2] is not None), default=None)
+            self.stats.lag_s = max(0.0, time.time() - oldest.timestamp()) if oldest is not None else 0.0
+            return True
+
+    def report(self) -> dict[str, Any]:
+        """What /healthz shows under ``derived``."""
+        s = self.stats
+        return {
+            "ready": s.ready,
+            "seq": s.seq,
+            "backlog_rows": s.backlog_rows,
+            "backlog_commits": s.backlog_commits,
+            "lag_s": round(s.lag_s, 3),
+            "steps": s.steps,
+            "rows_folded": s.rows_folded,
+            "traces_folded": s.traces_folded,
+            "runs_written": s.runs_written,
+            "rebuilds": s.rebuilds,
+            "step_seconds": round(s.step_seconds, 3),
+            "max_step_ms": round(s.max_step_ms, 1),
+            "recent_step_ms": [round(x, 1) for x in s.recent_step_ms[-8:]],
+            "errors": s.errors,
+            "last_error": s.last_error,
+        }
+
+    # -- pieces ------------------------------------------------------------------------------------------------
+    def _prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Continue the state the store holds, or drop it and start again from raw when it was built with other
+        SQL or prices (or never)."""
+        fingerprint = maintained_fingerprint(con)
+        if _has_state(con) and _meta(con, FINGERPRINT_KEY) == fingerprint:
+            self.stats.seq = int(_meta(con, SEQ_KEY) or 0)
+            self.stats.ready = reads_maintained_runs(con)
+            return
+        con.execute("BEGIN")
+        try:
+            con.execute(statement("maintained/drop_state"))
+            con.execute(statement("maintained/state"))
+            _set_meta(con, SEQ_KEY, "0")
+            _set_meta(con, FINGERPRINT_KEY, fingerprint)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self.stats.seq = 0
+        self.stats.ready = False
+        self.stats.rebuilds += 1
+        log.info("maintained state: building it from the stored rows (the runs view reads raw meanwhile)")
+
+    def _install_view(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.execute("BEGIN")
+        try:
+            con.execute(statement("maintained/runs_view"))
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self.stats.ready = True
+        log.info("maintained state: caught up; the runs view reads it")
+
+    def _fold(self, con: duckdb.DuckDBPyConnection, catalog: str, hi: int, rows: int) -> None:
+        con.execute("SET VARIABLE oa_hi = ?", [hi])
+        con.execute("BEGIN")
+        try:
+            con.execute(_script("step_dirty", catalog))
+            # the runs of the dirty traces as they were (run_traces) and as they are now (their classification)
+            con.execute("CREATE OR REPLACE TEMP TABLE _m_scope_traces AS SELECT * FROM _m_dirty")
+            con.execute(_script("step_scope", catalog))
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE _m_runs_touched AS "
+                "SELECT DISTINCT hash(run_id) AS run_h, run_id FROM _m_cls "
+                "UNION SELECT run_h, run_id FROM run_traces "
+                "WHERE h IN (SELECT h FROM _m_dirty) AND trace_id IN (SELECT trace_id FROM _m_dirty)"
+            )
+            # a run that also holds spans of traces not folded now (otel_agent.run.id across traces): fold those
+            # traces with them, so its row is computed from all of its spans
+            (extra,) = con.execute(
+                "CREATE OR REPLACE TEMP TABLE _m_extra AS SELECT DISTINCT h, trace_id FROM run_traces "
+                "WHERE run_h IN (SELECT run_h FROM _m_runs_touched) AND run_id IN (SELECT run_id FROM _m_runs_touched) "
+                "AND trace_id NOT IN (SELECT trace_id FROM _m_dirty); SELECT count(*) FROM _m_extra"
+            ).fetchall()[0]
+            if extra:
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE _m_scope_traces AS "
+                    "SELECT h, trace_id FROM _m_dirty UNION SELECT h, trace_id FROM _m_extra"
+                )
+                con.execute(_script("step_scope", catalog))
+            con.execute(_script("step_apply", catalog))
+            traces = int(con.execute("SELECT count(*) FROM _m_dirty").fetchall()[0][0])
+            runs = int(con.execute("SELECT count(*) FROM _m_rows").fetchall()[0][0])
+            _set_meta(con, SEQ_KEY, str(hi))
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self.stats.seq = hi
+        self.stats.rows_folded += rows
+        self.stats.traces_folded += traces
+        self.stats.runs_written += runs
+
+    def _record(self, elapsed: float) -> None:
+        s = self.stats
+        s.steps += 1
+        s.step_seconds += elapsed
+        s.max_step_ms = max(s.max_step_ms, elapsed * 1000)
+        s.recent_step_ms.append(elapsed * 1000)
+        del s.recent_step_ms[:-32]

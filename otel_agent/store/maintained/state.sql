@@ -1,0 +1,13 @@
+-- The maintained derived state (store/maintained.py): tables the writer keeps as data arrives, so that a public
+-- view reads rows instead of deriving them from every raw span. Rebuilt from raw whenever the derived SQL or the
+-- price table changes (the maintained fingerprint), so nothing here is a source of truth.
+--
+-- trace_commits: each group commit (ingest_seq) that stored rows of a trace (h = hash(trace_id)): where a trace's
+--   rows are, so folding a trace again reads only its commits' row groups, never the whole store.
+-- run_traces: which runs each folded trace holds spans of (a run may span traces: otel_agent.run.id).
+-- run_summary: the rows of the runs view, one per run, as runs_for_run(NULL) computes them, with run_h.
+-- dirty_traces: traces to fold again though no new row arrived for them (retention deleted some of their rows).
+CREATE TABLE IF NOT EXISTS trace_commits (h UBIGINT NOT NULL, seq BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS run_traces (run_h UBIGINT NOT NULL, run_id VARCHAR, h UBIGINT NOT NULL, trace_id VARCHAR);
+CREATE TABLE IF NOT EXISTS dirty_traces (h UBIGINT NOT NULL, trace_id VARCHAR);
+CREATE TABLE IF NOT EXISTS run_summary AS SELECT hash(run_id) AS run_h, * FROM runs_for_run(NULL) LIMIT 0;

@@ -1,0 +1,124 @@
+"""Build OTLP span and log requests of several conventions for the maintained-state tests, and compare the
+maintained runs with the query-time SQL."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import requests
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_agent.store.database import store_cursor
+from tests.otlp_builders import kvs, resource_scope
+
+T0 = 1_780_000_000_000_000_000
+
+
+def span(trace: int, span_no: int, parent: int | None, name: str, attrs: dict[str, Any], *, start: int = 0,
+         end: int | None = None, error: str | None = None, exception: str | None = None) -> dict[str, Any]:
+    """One span as a dict (ids derived from the numbers; times in ns after T0)."""
+    return {
+        "trace_id": trace.to_bytes(16, "big"),
+        "span_id": (trace * 1000 + span_no).to_bytes(8, "big"),
+        "parent_span_id": (trace * 1000 + parent).to_bytes(8, "big") if parent is not None else b"",
+        "name": name,
+        "attributes": attrs,
+        "start": T0 + trace * 10_000_000 + start,
+        "end": T0 + trace * 10_000_000 + (end if end is not None else start + 5_000_000),
+        "error": error,
+        "exception": exception,
+    }
+
+
+def trace_request(spans: Sequence[dict[str, Any]], service: str = "svc") -> ExportTraceServiceRequest:
+    req = ExportTraceServiceRequest()
+    _, ss = resource_scope(req, service, "tests")
+    for sp in spans:
+        s = ss.spans.add()
+        s.trace_id, s.span_id = sp["trace_id"], sp["span_id"]
+        if sp["parent_span_id"]:
+            s.parent_span_id = sp["parent_span_id"]
+        s.name = sp["name"]
+        s.kind = 1
+        s.start_time_unix_nano, s.end_time_unix_nano = sp["start"], sp["end"]
+        s.attributes.extend(kvs(sp["attributes"]))
+        if sp["error"] is not None:
+            s.status.code = 2
+            s.status.message = sp["error"]
+        if sp["exception"] is not None:
+            ev = s.events.add()
+            ev.name = "exception"
+            ev.time_unix_nano = sp["end"]
+            ev.attributes.extend(kvs({"exception.type": sp["exception"], "exception.message": "boom"}))
+    return req
+
+
+def exception_log_request(response_id: str, at_ns: int) -> ExportLogsServiceRequest:
+    """A gen_ai.client.operation.exception log record with no span context, naming a call by response id."""
+    req = ExportLogsServiceRequest()
+    _, sl = resource_scope(req, "svc", "tests")
+    rec = sl.log_records.add()
+    rec.time_unix_nano = at_ns
+    rec.event_name = "gen_ai.client.operation.exception"
+    rec.attributes.extend(kvs({"gen_ai.response.id": response_id, "exception.type": "RateLimitError"}))
+    return req
+
+
+def post(base_url: str, request: Any) -> None:
+    path = "/v1/logs" if isinstance(request, ExportLogsServiceRequest) else "/v1/traces"
+    reply = requests.post(base_url + path, data=request.SerializeToString(),
+                          headers={"Content-Type": "application/x-protobuf"}, timeout=30)
+    assert reply.status_code == 200, reply.text
+
+
+def stored_seq(con: Any) -> int:
+    """The newest ``ingest_seq`` of any stored row (0: none)."""
+    with store_cursor(con) as cur:
+        sql = " UNION ALL ".join(f"SELECT max(ingest_seq) AS s FROM {t}" for t in ("spans", "span_events", "logs"))
+        return int(cur.execute(f"SELECT coalesce(max(s), 0) FROM ({sql})").fetchall()[0][0])
+
+
+def wait_maintained(base_url: str, con: Any, timeout_s: float = 60.0) -> dict[str, Any]:
+    """/healthz's ``derived`` once the maintained state has folded every row stored now and the runs view reads
+    it (fails after ``timeout_s``: a hang, not a speed bound)."""
+    deadline = time.monotonic() + timeout_s
+    committed = stored_seq(con)
+    while True:
+        derived = requests.get(base_url + "/healthz", timeout=10).json()["derived"]
+        if derived["ready"] and derived["seq"] >= committed and derived["errors"] == 0:
+            return derived
+        assert derived["errors"] == 0, derived["last_error"]
+        assert time.monotonic() < deadline, derived
+        time.sleep(0.05)
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def runs_both_ways(con: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The runs view (maintained, where the state is ready) and runs_for_run(NULL) (from raw), sorted by run."""
+    with store_cursor(con) as cur:
+        out = []
+        for sql in ("SELECT * FROM runs ORDER BY run_id", "SELECT * FROM runs_for_run(NULL) ORDER BY run_id"):
+            executed = cur.execute(sql)
+            names = [d[0] for d in executed.description]
+            out.append([dict(zip(names, row, strict=True)) for row in executed.fetchall()])
+    return out[0], out[1]
+
+
+def assert_same_runs(con: Any) -> list[dict[str, Any]]:
+    """The maintained runs equal the query-time ones, row by row and column by column (doubles to 1e-9: a sum's
+    last bits depend on the order DuckDB adds in); returns them."""
+    maintained, computed = runs_both_ways(con)
+    assert [r["run_id"] for r in maintained] == [r["run_id"] for r in computed]
+    for m, c in zip(maintained, computed, strict=True):
+        differ = {k: (m[k], c[k]) for k in c if not _close(m[k], c[k])}
+        assert not differ, (m["run_id"], differ)
+    return maintained
