@@ -18,8 +18,18 @@ from tests.otlp_builders import kvs, resource_scope
 T0 = 1_780_000_000_000_000_000
 
 
-def span(trace: int, span_no: int, parent: int | None, name: str, attrs: dict[str, Any], *, start: int = 0,
-         end: int | None = None, error: str | None = None, exception: str | None = None) -> dict[str, Any]:
+def span(
+    trace: int,
+    span_no: int,
+    parent: int | None,
+    name: str,
+    attrs: dict[str, Any],
+    *,
+    start: int = 0,
+    end: int | None = None,
+    error: str | None = None,
+    exception: str | None = None,
+) -> dict[str, Any]:
     """One span as a dict (ids derived from the numbers; times in ns after T0)."""
     return {
         "trace_id": trace.to_bytes(16, "big"),
@@ -70,8 +80,12 @@ def exception_log_request(response_id: str, at_ns: int) -> ExportLogsServiceRequ
 
 def post(base_url: str, request: Any) -> None:
     path = "/v1/logs" if isinstance(request, ExportLogsServiceRequest) else "/v1/traces"
-    reply = requests.post(base_url + path, data=request.SerializeToString(),
-                          headers={"Content-Type": "application/x-protobuf"}, timeout=30)
+    reply = requests.post(
+        base_url + path,
+        data=request.SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf"},
+        timeout=30,
+    )
     assert reply.status_code == 200, reply.text
 
 

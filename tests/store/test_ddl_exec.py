@@ -103,8 +103,10 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
                 continue
             for part in cur.extract_statements(stmt.sql):
                 try:
-                    if stmt.name.startswith("ingest/") or stmt.name in SHARED_TEMP or (
-                        part.type == duckdb.StatementType.CREATE and not _CREATE_TEMP.match(part.query)
+                    if (
+                        stmt.name.startswith("ingest/")
+                        or stmt.name in SHARED_TEMP
+                        or (part.type == duckdb.StatementType.CREATE and not _CREATE_TEMP.match(part.query))
                     ):
                         cur.execute(part.query).fetchall()
                     elif part.type == duckdb.StatementType.CREATE:  # a page's scope script: temp macros/tables

@@ -18,6 +18,9 @@ import pytest
 import requests
 
 from otel_agent import DuckDBSpanExporter
+from otel_agent.fold.decode import PROTOBUF, decode_payload
+from otel_agent.fold.redact import Redactor, load_rules
+from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
 from otel_agent.store.maintained import FINGERPRINT_KEY, reads_maintained_runs
 from otel_agent.store.shards import open_read_only
@@ -54,45 +57,136 @@ def scenario_spans() -> list[dict[str, Any]]:
     out = [
         # ours: run-x across traces 1 (the flow run) and 2 (a step in another process)
         span(1, 0, None, "deep_research", {**OURS, "gen_ai.workflow.name": "deep_research"}, end=9_000_000),
-        span(1, 1, 0, "chat gpt-4o", {"otel_agent.record.kind": "provider_call", "otel_agent.run.id": "run-x",
-                                      **chat("gpt-4o", 1000)}, start=1000),
-        span(2, 0, None, "verify", {"otel_agent.record.kind": "step", "otel_agent.run.id": "run-x",
-                                    "otel_agent.step.id": "run-x_verify"}, start=2_000_000),
-        span(2, 1, 0, "chat claude", {"otel_agent.record.kind": "provider_call", "otel_agent.run.id": "run-x",
-                                      "otel_agent.step.id": "run-x_verify",
-                                      **chat("claude-3-5-sonnet-20241022", 500)}, start=2_100_000,
-             error="timeout", exception="TimeoutError"),
+        span(
+            1,
+            1,
+            0,
+            "chat gpt-4o",
+            {"otel_agent.record.kind": "provider_call", "otel_agent.run.id": "run-x", **chat("gpt-4o", 1000)},
+            start=1000,
+        ),
+        span(
+            2,
+            0,
+            None,
+            "verify",
+            {"otel_agent.record.kind": "step", "otel_agent.run.id": "run-x", "otel_agent.step.id": "run-x_verify"},
+            start=2_000_000,
+        ),
+        span(
+            2,
+            1,
+            0,
+            "chat claude",
+            {
+                "otel_agent.record.kind": "provider_call",
+                "otel_agent.run.id": "run-x",
+                "otel_agent.step.id": "run-x_verify",
+                **chat("claude-3-5-sonnet-20241022", 500),
+            },
+            start=2_100_000,
+            error="timeout",
+            exception="TimeoutError",
+        ),
         # GenAI: an agent run whose call wraps another instrumentation's call of the same request, both priced
-        span(3, 0, None, "invoke_agent planner", {"gen_ai.operation.name": "invoke_agent",
-                                                  "gen_ai.agent.name": "planner"}, end=8_000_000),
-        span(3, 1, 0, "chat gpt-4o", chat("gpt-4o", 300, **{"gen_ai.usage.cost": 0.5,
-                                                            "gen_ai.response.id": "resp-3"}), start=1000),
+        span(
+            3,
+            0,
+            None,
+            "invoke_agent planner",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner"},
+            end=8_000_000,
+        ),
+        span(
+            3,
+            1,
+            0,
+            "chat gpt-4o",
+            chat("gpt-4o", 300, **{"gen_ai.usage.cost": 0.5, "gen_ai.response.id": "resp-3"}),
+            start=1000,
+        ),
         span(3, 2, 1, "chat gpt-4o", chat("gpt-4o", 300, **{"gen_ai.usage.cost": 0.5}), start=2000),
-        span(3, 3, 0, "execute_tool search", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"},
-             start=3_000_000),
+        span(
+            3,
+            3,
+            0,
+            "execute_tool search",
+            {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"},
+            start=3_000_000,
+        ),
         # one failure through an agent span in OK
-        span(4, 0, None, "invoke_agent triage", {"gen_ai.operation.name": "invoke_agent", "error.type": "RunError",
-                                                 "gen_ai.agent.name": "triage"}, end=8_000_000, error="run failed"),
-        span(4, 1, 0, "invoke_agent helper", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"},
-             start=1000, end=7_000_000),
-        span(4, 2, 1, "chat gpt-4o-mini", chat("gpt-4o-mini", 50), start=2000, error="rate limited",
-             exception="RateLimitError"),
+        span(
+            4,
+            0,
+            None,
+            "invoke_agent triage",
+            {"gen_ai.operation.name": "invoke_agent", "error.type": "RunError", "gen_ai.agent.name": "triage"},
+            end=8_000_000,
+            error="run failed",
+        ),
+        span(
+            4,
+            1,
+            0,
+            "invoke_agent helper",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"},
+            start=1000,
+            end=7_000_000,
+        ),
+        span(
+            4,
+            2,
+            1,
+            "chat gpt-4o-mini",
+            chat("gpt-4o-mini", 50),
+            start=2000,
+            error="rate limited",
+            exception="RateLimitError",
+        ),
         # OpenInference
         span(5, 0, None, "Agent.run", {"openinference.span.kind": "AGENT", "agent.name": "oi"}, end=8_000_000),
-        span(5, 1, 0, "llm", {"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o", "llm.provider": "openai",
-                              "llm.token_count.prompt": 70, "llm.token_count.completion": 7}, start=1000),
+        span(
+            5,
+            1,
+            0,
+            "llm",
+            {
+                "openinference.span.kind": "LLM",
+                "llm.model_name": "gpt-4o",
+                "llm.provider": "openai",
+                "llm.token_count.prompt": 70,
+                "llm.token_count.completion": 7,
+            },
+            start=1000,
+        ),
         span(5, 2, 0, "tool", {"openinference.span.kind": "TOOL", "tool.name": "calc"}, start=2_000_000),
         # two roots (the parent of the second was never sent)
         span(6, 0, None, "chat a", chat("gpt-4o", 10), start=0),
         span(6, 1, 99, "chat b", chat("gpt-4o", 20), start=1_000_000),
     ]
     for t in range(10, 40):
-        out.append(span(t, 0, None, f"invoke_agent a{t % 4}", {"gen_ai.operation.name": "invoke_agent",
-                                                              "gen_ai.agent.name": f"a{t % 4}"}, end=9_000_000,
-                        error="run status: error" if t % 7 == 0 else None))
+        out.append(
+            span(
+                t,
+                0,
+                None,
+                f"invoke_agent a{t % 4}",
+                {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": f"a{t % 4}"},
+                end=9_000_000,
+                error="run status: error" if t % 7 == 0 else None,
+            )
+        )
         for k in range(1, 4):
-            out.append(span(t, k, 0, "chat gpt-4o", chat("gpt-4o", 100 * k, **{"gen_ai.response.id": f"r{t}-{k}"}),
-                            start=k * 1000))
+            out.append(
+                span(
+                    t,
+                    k,
+                    0,
+                    "chat gpt-4o",
+                    chat("gpt-4o", 100 * k, **{"gen_ai.response.id": f"r{t}-{k}"}),
+                    start=k * 1000,
+                )
+            )
     return out
 
 
@@ -128,7 +222,8 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     post(base, exception_log_request("resp-3", T0 + 3 * 10_000_000 + 5000))
     derived = wait_maintained(base, receiver.con)
     runs = {r["run_id"]: r for r in assert_same_runs(receiver.con)}
-    assert derived["ready"] and derived["backlog_rows"] == 0
+    assert derived["ready"]
+    assert derived["backlog_rows"] == 0
     # the view really reads the maintained rows, and they are the answers the scenario was built for
     assert rows(receiver, "SELECT count(*) FROM run_summary")[0][0] == len(runs) == 35
     assert "run_summary" in rows(receiver, "SELECT sql FROM duckdb_views() WHERE view_name = 'runs'")[0][0]
@@ -142,8 +237,19 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
 
 def serve(db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
     http, grpc = free_port(), free_port()
-    cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", str(db), "--http-endpoint",
-           f"127.0.0.1:{http}", "--grpc-endpoint", f"127.0.0.1:{grpc}", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "otel_agent.cli",
+        "serve",
+        "--db",
+        str(db),
+        "--http-endpoint",
+        f"127.0.0.1:{http}",
+        "--grpc-endpoint",
+        f"127.0.0.1:{grpc}",
+        *extra,
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     base = f"http://127.0.0.1:{http}"
     deadline = time.monotonic() + 60
@@ -153,7 +259,8 @@ def serve(db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
                 return proc, base
         except requests.ConnectionError:
             pass
-        assert proc.poll() is None and time.monotonic() < deadline, "the receiver did not start"
+        assert proc.poll() is None, "the receiver exited"
+        assert time.monotonic() < deadline, "the receiver did not start"
         time.sleep(0.1)
 
 
@@ -174,7 +281,7 @@ def test_kill_9_at_any_point_then_restart_catches_up(tmp_path: Path) -> None:
     spans = scenario_spans()
     rnd = random.Random(9)
     rnd.shuffle(spans)
-    for round_no, part in enumerate((spans[: len(spans) // 3], spans[len(spans) // 3 : 2 * len(spans) // 3])):
+    for part in (spans[: len(spans) // 3], spans[len(spans) // 3 : 2 * len(spans) // 3]):
         proc, base = serve(db)
         for i in range(0, len(part), 5):
             post(base, trace_request(part[i : i + 5]))
@@ -215,8 +322,11 @@ def test_retention_deletes_give_the_query_time_runs(make_receiver: Any) -> None:
         s = dict(s, trace_id=(int.from_bytes(s["trace_id"], "big") + 1000).to_bytes(16, "big"))
         shift = now - T0 - 20_000_000_000
         recent.append(dict(s, start=s["start"] + shift, end=s["end"] + shift))
-    straddle = [dict(s, start=s["start"] + (now - T0 - 20_000_000_000), end=s["end"] + (now - T0 - 20_000_000_000))
-                for s in old if int.from_bytes(s["trace_id"], "big") in (3, 4) and s["parent_span_id"]]
+    straddle = [
+        dict(s, start=s["start"] + (now - T0 - 20_000_000_000), end=s["end"] + (now - T0 - 20_000_000_000))
+        for s in old
+        if int.from_bytes(s["trace_id"], "big") in (3, 4) and s["parent_span_id"]
+    ]
     post(base, trace_request(old))
     post(base, trace_request(recent))
     post(base, trace_request(straddle))  # children of traces 3 and 4 now, their roots in May: kept, roots gone
@@ -251,7 +361,8 @@ def test_a_changed_fingerprint_rebuilds_from_raw(tmp_path: Path, make_receiver: 
     derived = wait_maintained(base, receiver.con)
     assert derived["rebuilds"] == 1
     runs = assert_same_runs(receiver.con)
-    assert len(runs) == 35 and max(r["provider_calls"] for r in runs) < 99
+    assert len(runs) == 35
+    assert max(r["provider_calls"] for r in runs) < 99
 
 
 def test_a_version_4_store_is_migrated_and_its_runs_built(tmp_path: Path, make_receiver: Any) -> None:
@@ -285,10 +396,6 @@ def test_a_file_whose_state_lags_is_read_through_the_query_time_views(tmp_path: 
     exporter = DuckDBSpanExporter(db)
     exporter.shutdown()
     con = open_store(db)
-    from otel_agent.ingest.writer import Writer
-    from otel_agent.fold.decode import PROTOBUF, decode_payload
-    from otel_agent.fold.redact import Redactor, load_rules
-
     writer = Writer(con, max_inflight_bytes=1 << 62)
     payload = trace_request(scenario_spans()).SerializeToString()
     writer.write(decode_payload("traces", PROTOBUF, payload, Redactor(load_rules(None)), None, 0))
