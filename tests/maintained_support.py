@@ -13,6 +13,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_agent.store.database import store_cursor
+from otel_agent.store.statements import statement
 from tests.otlp_builders import kvs, resource_scope
 
 T0 = 1_780_000_000_000_000_000
@@ -136,3 +137,30 @@ def assert_same_runs(con: Any) -> list[dict[str, Any]]:
         differ = {k: (m[k], c[k]) for k in c if not _close(m[k], c[k])}
         assert not differ, (m["run_id"], differ)
     return maintained
+
+
+PER_RUN = ("classified_spans_for_run", "run_metrics_for_run", "cost_breakdown_for_run", "runs_for_run")
+"""Per-run macros compared by ``assert_same_run_views``: each reads a run's spans through oa_scoped_spans."""
+
+
+def _query_time_scope(cur: Any) -> None:
+    """Shadow the store's oa_scoped_spans (the maintained one, store/maintained/scoped_spans.sql) on ``cur`` with
+    the query-time definition of views/runs/020_span_fields.sql, as a TEMP macro."""
+    for part in cur.extract_statements(statement("views/runs/span_fields")):
+        if "MACRO oa_scoped_spans" in part.query:
+            cur.execute(part.query.replace("CREATE OR REPLACE MACRO", "CREATE OR REPLACE TEMP MACRO", 1))
+            return
+    raise AssertionError("views/runs/020_span_fields.sql defines no oa_scoped_spans")
+
+
+def assert_same_run_views(con: Any, run_ids: Sequence[str]) -> None:
+    """Each run's per-run views read through the maintained scope give the rows of the query-time scope."""
+    with store_cursor(con) as fast, store_cursor(con) as slow:
+        _query_time_scope(slow)
+        for rid in run_ids:
+            for macro in PER_RUN:
+                sql = f"SELECT * FROM {macro}(?) ORDER BY ALL"
+                a, b = fast.execute(sql, [rid]).fetchall(), slow.execute(sql, [rid]).fetchall()
+                assert len(a) == len(b), (macro, rid, len(a), len(b))
+                for x, y in zip(a, b, strict=True):
+                    assert all(_close(p, q) for p, q in zip(x, y, strict=True)), (macro, rid, x, y)

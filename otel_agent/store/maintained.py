@@ -77,7 +77,7 @@ def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     """The derived SQL's fingerprint with the maintained SQL and the price table ``con`` holds now (a user price
     file changes what the state holds)."""
     digest = hashlib.sha256(derived_fingerprint().encode())
-    for name in ("state", "runs_view", "step_dirty", "step_scope", "step_apply"):
+    for name in ("state", "runs_view", "scoped_spans", "step_dirty", "step_scope", "step_apply"):
         digest.update(statement(f"maintained/{name}").encode())
     prices = con.execute("SELECT * FROM price_table ORDER BY ALL").fetchall()
     digest.update(repr(prices).encode())
@@ -278,6 +278,7 @@ class DerivedState:
         con.execute("BEGIN")
         try:
             con.execute(statement("maintained/drop_state"))
+            con.execute(statement("views/runs/span_fields"))  # the query-time oa_scoped_spans
             con.execute(statement("maintained/state"))
             _set_meta(con, SEQ_KEY, "0")
             _set_meta(con, FINGERPRINT_KEY, fingerprint)
@@ -294,6 +295,7 @@ class DerivedState:
         con.execute("BEGIN")
         try:
             con.execute(statement("maintained/runs_view"))
+            con.execute(statement("maintained/scoped_spans"))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -60,6 +60,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "state",
         "drop_state",
         "runs_view",
+        "scoped_spans",
         "backlog",
         "step_dirty",
         "step_scope",

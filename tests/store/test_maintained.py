@@ -27,6 +27,7 @@ from otel_agent.store.shards import open_read_only
 from tests.conftest import free_port, rows
 from tests.maintained_support import (
     T0,
+    assert_same_run_views,
     assert_same_runs,
     exception_log_request,
     post,
@@ -233,6 +234,10 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     assert (planner["provider_calls"], planner["cost_usd"], planner["errors"]) == (1, 0.5, 1)
     assert runs[f"{4:032x}"]["error_type"] == "RunError"
     assert runs[f"{6:032x}"]["provider_calls"] == 2
+    # one run's views read its spans through the state too (the run page): the same rows as a scan by id,
+    # also for a run with a span the state has not folded yet
+    post(base, trace_request([span(3, 9, 0, "chat late", chat("gpt-4o", 1))]))
+    assert_same_run_views(receiver.con, ["run-x", f"{3:032x}", f"{4:032x}", f"{6:032x}", f"{11:032x}"])
 
 
 def serve(db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
