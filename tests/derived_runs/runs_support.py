@@ -14,7 +14,9 @@ from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
+from otel_agent.store.maintained import reads_maintained_runs
 from tests.conftest import as_dicts
+from tests.maintained_support import assert_same_runs
 
 RUN_VIEWS = [
     "classified_spans",
@@ -45,12 +47,20 @@ RUN_VIEWS = [
 
 
 def write_store(path: Path, spans: Sequence[ReadableSpan]) -> Path:
-    """Write spans into a new store through DuckDBSpanExporter (one export, one commit)."""
+    """Write spans into a new store through DuckDBSpanExporter (one export, one commit). Its shutdown folds them
+    into the maintained state, which the file's runs view then reads: every test over such a store reads the
+    maintained runs, and here they are compared with the query-time SQL first (the differential check)."""
     exporter = DuckDBSpanExporter(path)
     try:
         exporter.export(list(spans))
     finally:
         exporter.shutdown()
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert reads_maintained_runs(con)
+        assert_same_runs(con)
+    finally:
+        con.close()
     return path
 
 
