@@ -54,7 +54,8 @@ def test_serve_and_sql_take_a_relative_archive(tmp_path) -> None:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=60)
     archived = list((tmp_path / "archive" / "signal=spans").rglob("*.parquet"))
-    assert archived and (tmp_path / "archive" / "iceberg_catalog.db").is_file()
+    assert archived
+    assert (tmp_path / "archive" / "iceberg_catalog.db").is_file()
 
     sql = "SELECT count(*) AS n, count(*) FILTER (WHERE name LIKE 'old%') AS old FROM spans"
     ran = run_process("sql", "--db", "store.duckdb", "--archive", "archive", "--format", "json", sql, cwd=tmp_path)
