@@ -10,11 +10,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 import otel_agent.instrument as oi
 from otel_agent.instrument import _misuse
 from otel_agent.server.review_service import write_review
 from otel_agent.store.database import open_store
+from tests.conftest import serve_ui
 from tests.seeds.support import rows, run_cli, store_of
 
 RUN = "run_gaps"
@@ -136,6 +138,21 @@ def test_input_and_output_refs_are_in_span_refs(db: Path) -> None:
         ("tool_invocation", "execute_tool web_search", "sha256:ab12", "sha256:cd34"),
     ]
     assert rows(db, "SELECT count(*) AS n FROM span_refs") == [{"n": 3}]
+
+
+def test_the_console_run_page_shows_them(db: Path) -> None:
+    (step,) = rows(db, "SELECT trace_id, span_id FROM span_refs_for_run(?) WHERE record_kind = 'step'", [RUN])
+    with serve_ui("--db", str(db)) as url:
+        page = requests.get(f"{url}/runs/{RUN}", params={"span": f"{step['trace_id']}:{step['span_id']}"}, timeout=60)
+    assert page.status_code == 200, page.text[:500]
+    html = page.text
+    for metric in ("quality.claims.conflicted", "quality.evidence_coverage", "quality.human.approvals"):
+        assert f'<th class="mono">{metric}</th>' in html, metric  # the metrics table
+    assert "evidence.added" in html  # the timeline
+    assert "artifact.created" in html
+    # the node details of the selected step list its attributes, the two refs among them
+    assert '<td class="k">otel_agent.input.ref</td><td class="v">artifact:requirement</td>' in html
+    assert '<td class="k">otel_agent.output.ref</td><td class="v">artifact:hits</td>' in html
 
 
 def test_a_bad_ref_is_misuse_left_out_and_marked(tmp_path: Path, lenient: None, caplog) -> None:
