@@ -106,8 +106,9 @@ SETTINGS: tuple[Setting, ...] = (
         "archive",
         None,
         str,
-        "Local directory or s3:// URI of the Parquet archive: closed windows are written there before retention "
-        "deletes them; a local one is also read by the query API and console (live ∪ archive; docs/scale.md).",
+        "Local directory (a relative one from the working directory) or s3:// URI of the Parquet archive: closed "
+        "windows are written there before retention deletes them, and registered as Iceberg tables; a local one is "
+        "also read by the query API and console (live ∪ archive; docs/scale.md; Spark, Trino: docs/archive.md).",
     ),
     Setting(
         "iceberg_catalog",

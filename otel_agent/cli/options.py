@@ -102,7 +102,8 @@ archive_option = click.option(
     default=None,
     expose_value=False,
     callback=_use_archive,
-    help="Parquet archive (directory or s3:// URI) to read with the store(s): raw tables become live ∪ archive.",
+    help="Parquet archive (directory, relative to the working directory or absolute, or s3:// URI) to read with "
+    "the store(s): raw tables become live ∪ archive.",
 )
 
 

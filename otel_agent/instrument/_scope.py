@@ -14,7 +14,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, Self, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -23,7 +23,8 @@ from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanKind, Status, Stat
 from . import _tracer
 from . import attributes as A
 from ._misuse import Problems, as_attribute, report
-from .errors import InstrumentError, NotActiveError
+from ._validate import ref as valid_ref
+from .errors import InstrumentError, InvalidValueError, NotActiveError
 
 F = TypeVar("F", bound=Callable[..., Any])
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]
@@ -150,13 +151,16 @@ class SpanHelper:
     the block, logs and does nothing (strict mode: ``NotActiveError``).
     """
 
-    __slots__ = ("_bind_token", "_misuse", "_otel_token", "_provider", "_scope_token", "_span", "_state")
+    __slots__ = ("_bind_token", "_misuse", "_otel_token", "_provider", "_refs", "_scope_token", "_span", "_state")
+    _TAKES_REFS: ClassVar[bool] = False
+    """Whether the work has an input / output ref (flow runs, steps, skills, provider calls, tool invocations)."""
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         # Only what is read before __enter__; the other slots are assigned there (fewer stores on the no-SDK path).
         self._state = 0  # 0 new, 1 active, 2 done
         self._provider = tracer_provider
         self._misuse: Problems | None = None
+        self._refs: dict[str, AttributeValue] | None = None
 
     # --- subclass hooks -------------------------------------------------------------------------------------
     def _prepare(self, parent: Scope) -> None:
@@ -191,6 +195,8 @@ class SpanHelper:
             span = self._span = None
         else:
             name, kind, attrs, links = self._open(parent)
+            if self._refs:
+                attrs.update(self._refs)
             misuse = self._misuse
             if misuse:
                 self._misuse = misuse = list(misuse)  # a decorator's copies must not share the template's list
@@ -278,6 +284,33 @@ class SpanHelper:
         """Report a misuse of this helper; lenient mode records it on the span (now, or when it starts)."""
         report(error, self._problems(), instead)
         self._sync_misuse()
+
+    def _start_ref(self, key: str, value: object, what: str) -> None:
+        """An ``input_ref`` / ``output_ref`` given to the constructor: set when the span starts."""
+        checked = valid_ref(value, what, self._problems())
+        if checked is not None:
+            self._refs = {**(self._refs or {}), key: checked}
+
+    def _set_ref(self, key: str, value: object, what: str) -> None:
+        if not self._TAKES_REFS:
+            self._bad(InvalidValueError(f"{type(self).__name__} takes no {what}"), "ignored")
+            return
+        if not self._require_active():
+            return
+        checked = valid_ref(value, what, self._problems())
+        self._sync_misuse()
+        if checked is not None and self._span is not None:
+            self._span.set_attribute(key, checked)
+
+    def set_input_ref(self, ref: str) -> None:
+        """Where this work's input lives (``otel_agent.input.ref``: an artifact id, a URI, a content hash; never
+        the content). Prefer the constructor's ``input_ref=``, which samplers see at start."""
+        self._set_ref(A.INPUT_REF, ref, "input_ref")
+
+    def set_output_ref(self, ref: str) -> None:
+        """Where this work's output lives (``otel_agent.output.ref``), known when it finishes (seed 000's
+        ``finishSpan({outputRef})``); replaces an earlier one."""
+        self._set_ref(A.OUTPUT_REF, ref, "output_ref")
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
         """Escape hatch for your own attributes (not under ``gen_ai.*``, ``otel.*`` or ``otel_agent.*``)."""

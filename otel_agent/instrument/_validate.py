@@ -18,6 +18,20 @@ def text(value: object, what: str, problems: Problems | None) -> str | None:
     return None
 
 
+MAX_REF_CHARS = 2048
+"""An input / output ref points at where data lives (an artifact id, a URI, a content hash); longer text is
+content, which a ref must not carry."""
+
+
+def ref(value: object, what: str, problems: Problems | None) -> str | None:
+    """A reference: a non-empty string of at most ``MAX_REF_CHARS`` characters."""
+    if isinstance(value, str) and 0 < len(value) <= MAX_REF_CHARS:
+        return value
+    shown = value if not isinstance(value, str) else f"a string of {len(value)} characters"
+    report(InvalidValueError(f"{what} must be a reference of 1-{MAX_REF_CHARS} characters, got {shown!r}"), problems)
+    return None
+
+
 def one_of(value: object, allowed: Sequence[str], what: str, problems: Problems | None) -> str | None:
     """One of a fixed vocabulary."""
     if isinstance(value, str) and value in allowed:

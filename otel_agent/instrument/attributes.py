@@ -56,6 +56,10 @@ STEP_NAME: Final = "otel_agent.step.name"
 ITERATION: Final = "otel_agent.iteration"
 COST_USD: Final = "otel_agent.cost.usd"
 MISUSE: Final = "otel_agent.misuse"  # what the caller got wrong (lenient mode), see _misuse.py
+# seed 000's startSpan({inputRef}) / finishSpan({outputRef}): where a unit of work's input / output lives (an
+# artifact id, a URI, a content hash), never the content itself
+INPUT_REF: Final = "otel_agent.input.ref"
+OUTPUT_REF: Final = "otel_agent.output.ref"
 
 # --- flow run -----------------------------------------------------------------------------------------------
 RUN_BUDGET_MAX_MODEL_CALLS: Final = "otel_agent.run.budget.max_model_calls"

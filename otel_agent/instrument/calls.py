@@ -41,12 +41,14 @@ class _Call(SpanHelper):
     call's data dependencies (the artifacts it read and produced, its iteration)."""
 
     __slots__ = ("_capture_arg", "_cost", "_extra", "_inherited_capture", "_retries", "_run")
+    _TAKES_REFS = True
 
     def __init__(self, capture_content: bool | None) -> None:
         # SpanHelper.__init__ inlined (this is the hottest constructor on the no-SDK path).
         self._state = 0
         self._provider = None
         self._misuse = None
+        self._refs = None
         self._retries = 0
         self._cost = 0.0
         self._capture_arg = capture_content
@@ -155,8 +157,14 @@ class ProviderCall(_Call):
         output_artifacts: Sequence[str] | None = None,
         token_estimate: int | None = None,
         iteration: int | None = None,
+        input_ref: str | None = None,
+        output_ref: str | None = None,
     ) -> None:
         super().__init__(capture_content)
+        if input_ref is not None:
+            self._start_ref(A.INPUT_REF, input_ref, "input_ref")
+        if output_ref is not None:
+            self._start_ref(A.OUTPUT_REF, output_ref, "output_ref")
         if (
             prompt_name is not None
             or prompt_version is not None
@@ -377,8 +385,14 @@ class ToolInvocation(_Call):
         input_artifacts: Sequence[str] | None = None,
         output_artifacts: Sequence[str] | None = None,
         iteration: int | None = None,
+        input_ref: str | None = None,
+        output_ref: str | None = None,
     ) -> None:
         super().__init__(capture_content)
+        if input_ref is not None:
+            self._start_ref(A.INPUT_REF, input_ref, "input_ref")
+        if output_ref is not None:
+            self._start_ref(A.OUTPUT_REF, output_ref, "output_ref")
         if input_artifacts is not None or output_artifacts is not None or iteration is not None:
             self._dependencies(input_artifacts, output_artifacts, iteration)
         if not isinstance(name, str) or not name:

@@ -23,11 +23,19 @@ SCOPE_TYPES = ("organization", "user", "project", "flow", "skill", "session", "r
 
 @dataclass(frozen=True, slots=True)
 class MemoryScope:
-    """One scope a memory applies to, e.g. ``MemoryScope("flow", "deep_research")`` (checked where it is used:
-    ``propose_memory`` leaves out a scope of an unknown type or without a ref)."""
+    """One scope a memory applies to, e.g. ``MemoryScope("flow", "deep_research")``; its type is one of seed
+    000's scopes (``SCOPE_TYPES``: organization, user, project, flow, skill, session, run).
+
+    Checked when it is made, like any helper argument: an unknown type (``MemoryScope("team", …)``) or an empty
+    ref is a misuse, logged once per call site (raised in strict mode), and the scope is kept as given;
+    ``propose_memory`` then leaves it out of the proposal and marks the proposal's span (``otel_agent.misuse``),
+    where the ``data_quality`` view lists it."""
 
     type: str
     ref: str
+
+    def __post_init__(self) -> None:
+        _check_scope(self.type, self.ref, None, "kept; a memory proposal leaves it out")
 
     def encode(self) -> str:
         return f"{self.type}:{self.ref}"
@@ -50,9 +58,21 @@ def _scope(value: ScopeLike, problems: Problems) -> str | None:
             problems,
         )
         return None
-    if one_of(kind, SCOPE_TYPES, "scope type", problems) is None or text(ref, "scope ref", problems) is None:
+    if not _check_scope(kind, ref, problems):
         return None
     return f"{kind}:{ref}"
+
+
+def _check_scope(kind: object, ref: object, problems: Problems | None, instead: str = "left out") -> bool:
+    """Whether ``kind`` is a known scope type and ``ref`` a non-empty string; a problem is reported (``report``:
+    logged and added to ``problems``, raised in strict mode) saying what is done ``instead``."""
+    if not (isinstance(kind, str) and kind in SCOPE_TYPES):
+        report(InvalidValueError(f"scope type must be one of {list(SCOPE_TYPES)}, got {kind!r}"), problems, instead)
+        return False
+    if not (isinstance(ref, str) and ref):
+        report(InvalidValueError(f"scope ref must be a non-empty string, got {ref!r}"), problems, instead)
+        return False
+    return True
 
 
 def propose_memory(

@@ -41,6 +41,7 @@ class FlowRun(SpanHelper):
         "tool_calls",
         "workflow",
     )
+    _TAKES_REFS = True
 
     def __init__(
         self,
@@ -57,9 +58,15 @@ class FlowRun(SpanHelper):
         capture_content: bool | None = None,
         tracer_provider: TracerProvider | None = None,
         target: str | None = None,
+        input_ref: str | None = None,
+        output_ref: str | None = None,
     ) -> None:
         super().__init__(tracer_provider)
         problems = self._problems()
+        if input_ref is not None:
+            self._start_ref(A.INPUT_REF, input_ref, "input_ref")
+        if output_ref is not None:
+            self._start_ref(A.OUTPUT_REF, output_ref, "output_ref")
         self.workflow: str | None = text(workflow, "workflow", problems)
         # the engine / target the run acts on (seed 001's manifest "engine": unity); free form
         self.target: str | None = None if target is None else text(target, "target", problems)
@@ -176,6 +183,7 @@ class _IdentifiedHelper(SpanHelper):
 
     __slots__ = ("_given_id", "_id")
     _ID_PREFIX: ClassVar[str]
+    _TAKES_REFS = True  # steps and skills
 
     def _set_given_id(self, given: str | None) -> None:
         self._given_id = given
@@ -199,8 +207,20 @@ class Step(_IdentifiedHelper):
     __slots__ = ("iteration", "name")
     _ID_PREFIX = "step"
 
-    def __init__(self, name: str, *, step_id: str | None = None, iteration: int | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        step_id: str | None = None,
+        iteration: int | None = None,
+        input_ref: str | None = None,
+        output_ref: str | None = None,
+    ) -> None:
         super().__init__()
+        if input_ref is not None:
+            self._start_ref(A.INPUT_REF, input_ref, "input_ref")
+        if output_ref is not None:
+            self._start_ref(A.OUTPUT_REF, output_ref, "output_ref")
         problems = None
         if not isinstance(name, str) or not name or step_id is not None or iteration is not None:
             problems = self._problems()
@@ -231,8 +251,20 @@ class SkillInvocation(_IdentifiedHelper):
     __slots__ = ("name", "version")
     _ID_PREFIX = "skill"
 
-    def __init__(self, name: str, version: str, *, invocation_id: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        invocation_id: str | None = None,
+        input_ref: str | None = None,
+        output_ref: str | None = None,
+    ) -> None:
         super().__init__()
+        if input_ref is not None:
+            self._start_ref(A.INPUT_REF, input_ref, "input_ref")
+        if output_ref is not None:
+            self._start_ref(A.OUTPUT_REF, output_ref, "output_ref")
         problems = self._problems()
         self.name: str | None = text(name, "skill name", problems)
         self.version: str | None = text(version, "skill version", problems)

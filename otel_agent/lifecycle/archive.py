@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import urllib.parse
 import uuid
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ def window_dir(root: str, signal: str, start: dt.datetime) -> str:
 
 class Archive:
     def __init__(self, uri: str) -> None:
-        uri, self.since, self.until = _reading_days(uri)
+        uri, self.since, self.until = _reading_days(local_path_as_absolute(uri))
         self.uri = uri
         self.fs, root = pafs.FileSystem.from_uri(uri)
         if isinstance(self.fs, pafs.S3FileSystem):
@@ -106,6 +107,16 @@ class Archive:
         """Rows (from the footer, read back from the store) and bytes of one written file."""
         with self.fs.open_input_file(path) as f:
             return pq.ParquetFile(f).metadata.num_rows, f.size()
+
+
+def local_path_as_absolute(uri: str) -> str:
+    """``uri`` with a local path made absolute (``~`` expanded), relative to the working directory: pyarrow's
+    ``FileSystem.from_uri`` takes only absolute paths or URIs (``archive`` alone: "URI has empty scheme"). A URI
+    with a scheme (``s3://…``, ``file:///…``) is returned as it is; a ``?since=…&until=…`` stays on the path."""
+    if "://" in uri:
+        return uri
+    path, sep, query = uri.partition("?")
+    return os.path.abspath(os.path.expanduser(path)) + sep + query
 
 
 def _reading_days(uri: str) -> tuple[str, str | None, str | None]:

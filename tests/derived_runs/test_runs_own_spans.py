@@ -303,6 +303,7 @@ def test_run_timeline(demo_store: Path) -> None:
         ("step.succeeded", "verify"),
         ("step.started", "synthesize"),
         ("budget.exceeded", "model_calls"),
+        ("artifact.created", f"{RUN}_art"),  # seed 000's recordEvent type, then the version
         ("artifact.version_created", f"{RUN}_art"),
         ("handoff.delegated", "fact_checker"),
         ("step.succeeded", "synthesize"),

@@ -78,8 +78,9 @@ def exercise_everything() -> dict[str, object]:
         target="unity",
     ) as run:
         ids["run"] = run.run_id
-        with oi.step("search", iteration=1) as st:
+        with oi.step("search", iteration=1, input_ref="artifact:requirement") as st:
             ids["step"] = st.step_id
+            st.set_output_ref("sha256:0f1e2d")
             with oi.skill("research-planner", "1.0.0"):
                 snapshot = oi.assemble_context(
                     [

@@ -4,7 +4,10 @@
 -- a JSON object naming them; proxy_fallback_count per from / to provider and status). The run's figures
 -- (oa_runs_in, 080_runs.sql) and its proxy requests (oa_proxy_requests_in, 065_proxy.sql) are read from one
 -- priced copy of its spans (oa_priced_in): the classification is planned once.
-CREATE OR REPLACE MACRO run_metrics_for_run(rid) AS TABLE
+-- This file defines those rows (oa_run_metrics_base_for_run); the public run_metrics_for_run(rid) and run_metrics
+-- add seed 000's quality.* family to them in views/evidence/098_run_metrics.sql, since the quality rows read the
+-- evidence views, created after this folder (DuckDB binds a macro's body when it is created).
+CREATE OR REPLACE MACRO oa_run_metrics_base_for_run(rid) AS TABLE
 WITH classified AS (
     -- what oa_runs_in, oa_proxy_requests_in and the pricing read, from oa_classified: a run's metrics depend on no
     -- step or skill placement, so its recursive walks are not planned (as in runs_for_run). step_id is NULL
@@ -100,5 +103,3 @@ FROM (
     UNION ALL SELECT run_id, metric, value, labels FROM proxy
     UNION ALL SELECT run_id, metric, value, labels FROM fallbacks
 );
-
-CREATE OR REPLACE VIEW run_metrics AS SELECT * FROM run_metrics_for_run(NULL);

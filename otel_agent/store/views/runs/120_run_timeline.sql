@@ -10,6 +10,8 @@
 --   handoff.<transition>                            (our receipt transitions: delegated, accepted, ...)
 --   handoff                                         (third-party handoff spans: OpenAI Agents, OpenLLMetry;
 --                                                    subject: target agent)
+--   artifact.created, artifact.version_created      (our artifact / artifact_version records; subject: artifact)
+--   evidence.added                                  (our evidence_item records; subject: evidence id)
 --
 -- oa_span_timeline_for_run(rid): those rows with the business timeline's columns (outcome, layer, reason, actor,
 -- detail, iteration, record_id), ord (ties keep the lifecycle order: started < inner events < finished),
@@ -27,6 +29,13 @@ events AS (
         WHERE name IN ('otel_agent.fallback', 'otel_agent.budget_exceeded')
     ) AS e
     SEMI JOIN cs ON cs.trace_id = e.trace_id AND cs.span_id = e.span_id
+),
+-- the record ids the classification does not carry (promoted columns of spans, fold/promoted.py)
+records AS (
+    SELECT DISTINCT s.trace_id, s.span_id, s.record_kind, s.record_id, s.record_ref
+    FROM spans AS s
+    SEMI JOIN cs ON cs.trace_id = s.trace_id AND cs.span_id = s.span_id
+    WHERE s.record_kind = 'evidence_item' AND s.record_id IS NOT NULL
 )
 SELECT run_id, start_time AS time, 0.0 AS ord, 'run.started' AS event,
        coalesce(workflow_name, agent_name, span_name) AS subject, step_id, trace_id, span_id
@@ -106,10 +115,21 @@ LEFT JOIN (SELECT run_id, step_id, any_value(step_name) AS step_name
 WHERE h.category = 'handoff' AND h.record_kind IS NULL
 UNION ALL BY NAME
 -- our artifact_version records: run_timeline only (the business timeline reads the artifact_versions view)
-SELECT run_id, start_time AS time, 6.0 AS ord, 'artifact.version_created' AS event, artifact_id AS subject,
+SELECT run_id, start_time AS time, 6.1 AS ord, 'artifact.version_created' AS event, artifact_id AS subject,
        concat_ws(' ', 'v' || CAST(artifact_version_number AS VARCHAR), artifact_version_id) AS brief,
        false AS in_business_timeline, step_id, trace_id, span_id
-FROM cs WHERE record_kind = 'artifact_version';
+FROM cs WHERE record_kind = 'artifact_version'
+UNION ALL BY NAME
+-- seed 000's recordEvent types for our artifact and evidence_item records: run_timeline only (the business
+-- timeline reads the artifacts and evidence_items views, with the same event names)
+SELECT run_id, start_time AS time, 6.0 AS ord, 'artifact.created' AS event, artifact_id AS subject,
+       false AS in_business_timeline, step_id, trace_id, span_id
+FROM cs WHERE record_kind = 'artifact' AND artifact_id IS NOT NULL
+UNION ALL BY NAME
+SELECT cs.run_id, cs.start_time AS time, 6.0 AS ord, 'evidence.added' AS event, r.record_id AS subject,
+       'source ' || r.record_ref AS brief, false AS in_business_timeline, cs.step_id, cs.trace_id, cs.span_id
+FROM records AS r JOIN cs ON cs.trace_id = r.trace_id AND cs.span_id = r.span_id
+WHERE r.record_kind = 'evidence_item';
 
 -- run_timeline: the business timeline of a run from its spans alone — ordered state transitions, not a log.
 -- seq orders each run's rows by time; ties keep the lifecycle order (started < inner events < finished).
