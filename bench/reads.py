@@ -327,16 +327,22 @@ class Bench:
         return lambda i: any(r[0] == run_id for r in self.api.query(LISTED).rows)
 
 
-def lag_probes(bench: Bench, shape: str, size_no: int, filling: threading.Event, out: list[dict]) -> None:
-    """While ``filling`` is set, --lag-probes times: send one new run, then poll the runs page and the runs view
-    (in parallel, each again as soon as it answered, at most every 0.5 s) until each lists it or --timeout
-    passes. Each probe's lags go to ``out``. The polls are load too (on the before code a poll of the view reads
-    the whole store), so there are few of them."""
+def lag_probes(
+    bench: Bench, shape: str, size_no: int, span_range: tuple[int, int], filling: threading.Event, out: list[dict]
+) -> None:
+    """While ``filling`` is set, --lag-probes times, spread over the fill from ``span_range[0]`` to
+    ``span_range[1]`` committed spans: send one new run, then poll the runs page and the runs view (in parallel,
+    each again as soon as it answered, at most every 0.5 s) until each lists it or --timeout passes. Each probe's
+    lags go to ``out``. The polls are load too (on the before code a poll of the view reads the whole store), so
+    there are few of them."""
     send = grpc_sender(bench.receiver.grpc_port)
     rw = Rewriter(template(shape, 9_999, runs=1))
-    j = 0
-    time.sleep(2.0)
+    j, (lo, hi) = 0, span_range
     while filling.is_set() and j < bench.args.lag_probes:
+        at = lo + (hi - lo) * (j + 1) // (bench.args.lag_probes + 1)
+        if int(health(bench.receiver.http_port)["items_committed"]) < at:
+            time.sleep(0.5)
+            continue
         tag = f"lag{size_no}x{j}"
         body = rw.apply(tag, time.time_ns())
         (run_id,) = rw.run_ids(tag)
@@ -381,7 +387,8 @@ def fill_to(bench: Bench, shape: str, size: int, size_no: int, anchor_ns: int, l
         p.start()
     filling = threading.Event()
     filling.set()
-    prober = threading.Thread(target=lag_probes, args=(bench, shape, size_no, filling, lags), daemon=True)
+    probe_args = (bench, shape, size_no, (before, size), filling, lags)
+    prober = threading.Thread(target=lag_probes, args=probe_args, daemon=True)
     if args.lag_probes:
         prober.start()
     done, last_report = before, time.time()
