@@ -379,6 +379,7 @@ def fill_to(bench: Bench, shape: str, size: int, size_no: int, anchor_ns: int, l
             target=client_main,
             args=(shape, bench.receiver.grpc_port, list(range(c, n_streams, args.clients)), n_streams, size_no,
                   stop, anchor_ns, offset, ns_per_request),
+            daemon=True,  # a benchmark stopped by Ctrl-C ends them too
         )
         for c in range(args.clients)
     ]  # fmt: skip
@@ -471,14 +472,14 @@ def known_ids(shape: str, repeat: int) -> dict[str, Any]:
     return {"runs": [rw.run_ids(tag)[0] for tag in tags], "claims": claims}
 
 
-def measure(bench: Bench, shape: str, size_no: int, ids: dict[str, Any]) -> dict[str, dict]:
+def measure(bench: Bench, shape: str, size_no: int, ids: dict[str, Any], results: dict[str, dict]) -> None:
+    """Every question at this size, into ``results`` as each is answered (an interrupted run keeps them)."""
     args = bench.args
     marker = Rewriter(template(shape, 9_998, runs=1))
     tag = f"mark{size_no}"
     body = marker.apply(tag, time.time_ns())
     (run_id,) = marker.run_ids(tag)
     grpc_sender(bench.receiver.grpc_port)(body)
-    results: dict[str, dict] = {}
     t0 = time.time()
     first = bench.until_listed(t0, bench.page_lists(run_id), args.timeout)
     results["console: runs page, first load after new data"] = (
@@ -500,7 +501,6 @@ def measure(bench: Bench, shape: str, size_no: int, ids: dict[str, Any]) -> dict
             what = f"{len(got) / 1024:.0f} KiB" if isinstance(got, str) else f"{got} rows/lines"
             print(f"  {label:<48} median {fmt_s(r['median']):>9}  max {fmt_s(r['max']):>9}  warm-up "
                   f"{fmt_s(r['warm']):>9}  receiver CPU {fmt_s(r['cpu']):>9}  {what}", flush=True)  # fmt: skip
-    return results
 
 
 # ------------------------------------------------------------------------------------------------------- report
@@ -570,6 +570,9 @@ def main() -> None:
     ap.add_argument("--keep", default="", help="keep the store at this path")
     args = ap.parse_args()
     sizes = sorted(int(x) for x in args.sizes.split(","))
+    smallest = (args.repeat + 3) * args.clients * args.inflight * 512  # known_ids: requests 1…repeat+1 of stream 0
+    if sizes[0] < smallest:
+        ap.error(f"--sizes: at least {smallest:,} spans with these --repeat, --clients and --inflight")
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_start = os.getloadavg()
@@ -601,12 +604,15 @@ def main() -> None:
             load0 = os.getloadavg()[0]
             print(f"{committed:,} spans committed ({rate:,.0f} spans/s); {store_bytes(db) / committed:.0f} B/span; "
                   f"load average {load0:.2f}; asking …", flush=True)  # fmt: skip
-            results = measure(bench, args.shape, size_no, ids)
-            per_size.append({"results": results, "lags": lags, "rate": rate, "pss": receiver.peak_pss,
-                             "bytes_per_span": store_bytes(db) / committed,
-                             "load": (load0, os.getloadavg()[0])})  # fmt: skip
+            entry = {"results": {}, "lags": lags, "rate": rate, "bytes_per_span": store_bytes(db) / committed,
+                     "load": (load0, load0), "pss": 0}  # fmt: skip
+            per_size.append(entry)
+            measure(bench, args.shape, size_no, ids, entry["results"])
+            entry["load"], entry["pss"] = (load0, os.getloadavg()[0]), receiver.peak_pss
             print(f"  receiver peak RSS {receiver.peak_rss / 2**20:,.0f} MB, PSS {receiver.peak_pss / 2**20:,.0f} MB; "
                   f"load average {os.getloadavg()[0]:.2f}", flush=True)  # fmt: skip
+    except KeyboardInterrupt:  # the table still shows what was measured ("—": not asked)
+        print("\ninterrupted", flush=True)
     finally:
         receiver.stop()
         if args.keep and os.path.exists(db):
