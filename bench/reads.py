@@ -313,7 +313,7 @@ class Bench:
             try:
                 if poll(i):
                     return time.time() - since
-            except Timeout:
+            except Exception:  # a poll cut by a time limit (408, 504) or refused: poll again
                 pass
             i += 1
             time.sleep(0.5)
