@@ -138,7 +138,7 @@ class Receiver:
             checkpoints=checkpoints,
             block_cache_share=config.block_cache_share,
         )
-        self.derived = DerivedState(self.con)
+        self.derived = DerivedState(self.con, busy=lambda: self.writer.queue_depth > 0)
         self.decoder = make_decoder(rules, config.decode_workers, config.decode_timeout_s)
         self.pipeline = IngestPipeline(self.decoder, self.writer, self.auth)
         self.query = QueryService(

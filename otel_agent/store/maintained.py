@@ -35,6 +35,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,13 +65,17 @@ _STEP_TABLES = (
 )
 """The TEMP tables of a step (maintained/step_*.sql), dropped after it."""
 
-STEP_ROWS = 50_000
-"""Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more)."""
+STEP_ROWS = 100_000
+"""Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more). A step costs a
+fixed few hundred ms of planning plus its rows: on 2 loaded cores 5,000 rows a step folded 2,100 spans/s,
+50,000 rows 6,300 spans/s (2026-12-06)."""
 POLL_S = 0.25
 """How often the thread looks for new commits (a zone-map-pruned count: ~1 ms)."""
-SHARE = 0.3
-"""The part of a core maintenance aims to take under load: after a step of d seconds the next waits at least
-d × (1 − share) / share."""
+SHARE = 0.2
+"""The part of a core maintenance aims to take while ingest is busy: after a step of d seconds the next waits at
+least d × (1 − share) / share."""
+IDLE_SHARE = 0.9
+"""The same while the writer has nothing queued."""
 
 
 def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
@@ -171,11 +176,15 @@ class DerivedState:
         step_rows: int = STEP_ROWS,
         poll_s: float = POLL_S,
         share: float = SHARE,
+        busy: Callable[[], bool] = lambda: True,
     ) -> None:
+        """``busy``: whether ingest is waiting for the writer now (the receiver: requests queued); while it is
+        not, steps follow each other (``IDLE_SHARE``), so the state catches up between bursts."""
         self.con = con
         self.step_rows = step_rows
         self.poll_s = poll_s
         self.share = share
+        self.busy = busy
         self.stats = DerivedStats()
         self._prepared = False
         self._last_step_s = 0.0
@@ -207,7 +216,8 @@ class DerivedState:
                 self.stats.last_error = str(exc)
                 log.error("maintained state: a step failed: %s", exc)
                 more, elapsed = False, 5.0 * self.share / (1 - self.share)
-            wait = elapsed * (1 - self.share) / self.share
+            share = self.share if self.busy() else IDLE_SHARE
+            wait = elapsed * (1 - share) / share
             self._stop.wait(max(wait, 0.0 if more else self.poll_s))
 
     def step(self) -> bool:
