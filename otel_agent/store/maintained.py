@@ -76,6 +76,8 @@ SHARE = 0.2
 least d × (1 − share) / share."""
 IDLE_SHARE = 0.9
 """The same while the writer has nothing queued."""
+ERROR_BACKOFF_S = 5.0
+"""How long the thread waits after a failed step before it tries again."""
 
 
 def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
@@ -210,14 +212,15 @@ class DerivedState:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                more, elapsed = self.step(), self._last_step_s
+                more = self.step()
             except Exception as exc:  # never let the thread die: log, back off, try again
                 self.stats.errors += 1
                 self.stats.last_error = str(exc)
                 log.error("maintained state: a step failed: %s", exc)
-                more, elapsed = False, 5.0 * self.share / (1 - self.share)
+                self._stop.wait(ERROR_BACKOFF_S)
+                continue
             share = self.share if self.busy() else IDLE_SHARE
-            wait = elapsed * (1 - share) / share
+            wait = self._last_step_s * (1 - share) / share
             self._stop.wait(max(wait, 0.0 if more else self.poll_s))
 
     def step(self) -> bool:
@@ -231,10 +234,7 @@ class DerivedState:
             lo = self.stats.seq
             cur.execute("SET VARIABLE oa_lo = ?", [lo])
             backlog = cur.execute(_script("backlog", catalog)).fetchall()
-            self.stats.backlog_commits = len(backlog)
-            self.stats.backlog_rows = sum(int(r[1]) for r in backlog)
-            oldest = min((r[2] for r in backlog if r[2] is not None), default=None)
-            self.stats.lag_s = max(0.0, time.time() - oldest.timestamp()) if oldest is not None else 0.0
+            self._waiting(backlog)
             marked = int(cur.execute("SELECT count(*) FROM dirty_traces").fetchall()[0][0])  # by retention
             if not backlog and not marked:
                 if not self.stats.ready:
@@ -249,11 +249,15 @@ class DerivedState:
             self._fold(cur, catalog, hi, rows)
             self._last_step_s = time.perf_counter() - started
             self._record(self._last_step_s)
-            rest = backlog[commits:]  # what this step's look found and left for the next
-            self.stats.backlog_commits, self.stats.backlog_rows = len(rest), self.stats.backlog_rows - rows
-            oldest = min((r[2] for r in rest if r[2] is not None), default=None)
-            self.stats.lag_s = max(0.0, time.time() - oldest.timestamp()) if oldest is not None else 0.0
+            self._waiting(backlog[commits:])  # what this step's look found and left for the next
             return True
+
+    def _waiting(self, backlog: list[tuple[Any, ...]]) -> None:
+        """Report ``backlog`` (rows of maintained/backlog.sql: seq, rows, oldest receive time) as waiting."""
+        self.stats.backlog_commits = len(backlog)
+        self.stats.backlog_rows = sum(int(r[1]) for r in backlog)
+        oldest = min((r[2] for r in backlog if r[2] is not None), default=None)
+        self.stats.lag_s = max(0.0, time.time() - oldest.timestamp()) if oldest is not None else 0.0
 
     def report(self) -> dict[str, Any]:
         """What /healthz shows under ``derived``."""
