@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.derived_evidence.support import Store, at, request, span
+from tests.derived_evidence.support import Store, at, request, span, transition
 
 
 def transitions_of(tmp_path: Path, *spans: dict) -> list[tuple]:
@@ -42,3 +42,26 @@ def test_an_a2a_task_span_without_a_state_is_not_a_transition(tmp_path: Path) ->
     handoff (a span with an A2A task id never is)."""
     task_only = span("handoff to billing", {"openinference.span.kind": "TOOL", "a2a.task.id": "task_9"}, t=1)
     assert transitions_of(tmp_path, task_only) == []
+
+
+def test_the_expected_artifact_is_the_delegations_even_when_the_worker_names_another(tmp_path: Path) -> None:
+    """The delegation's promise is what the operation is held to: when the acceptance names another artifact,
+    the state is uncertain and still shows the delegated one (a survivor too: the artifact taken from any
+    transition but the delegation)."""
+    s = Store(tmp_path / "artifact.duckdb")
+    try:
+        s.ingest(
+            request(
+                [
+                    transition("op_a", "hof_a", "delegated", 0, expected_artifact="fact_check_report"),
+                    transition("op_a", "hof_a", "accepted", 3, service="worker", expected_artifact="a_summary"),
+                ]
+            )
+        )
+        for macro in ("receipt_state_at", "receipt_attempts_at"):
+            (row,) = s.dicts(f"SELECT state, expected_artifact, why FROM {macro}(?)", [at(10)])
+            assert row["state"] == "uncertain"
+            assert row["expected_artifact"] == "fact_check_report"
+            assert "expected artifact differs between transitions (a_summary, fact_check_report)" in row["why"]
+    finally:
+        s.close()
