@@ -13,7 +13,7 @@ Mutations (outside comments and string literals):
 
 Each mutant is written over the file in this checkout, the tests run (``pytest -x -q -n 0``, with
 ``PYTHONPATH`` set to this checkout so subprocesses read the mutant too), and the file is restored, also on
-Ctrl-C. A mutant is *killed* when the tests fail, *survived* when they pass, *timeout* past --timeout-s.
+Ctrl-C and SIGTERM. A mutant is *killed* when the tests fail, *survived* when they pass, *timeout* past --timeout-s.
 
     python scripts/mutate_sql.py otel_agent/store/views/evidence/050_receipts.sql \\
         --tests tests/derived_evidence/test_receipts.py tests/derived_evidence/test_receipt_windows.py \\
@@ -29,6 +29,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -209,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(mutants)} mutants")
         return 0
 
+    # SIGTERM (`timeout`, a CI job cancelled) ends the run the way Ctrl-C does: the mutated file is restored.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     baseline = run_tests(args.tests, args.timeout_s)
     if baseline != "survived":
         print(f"the tests do not pass unmutated ({baseline}): nothing to measure", file=sys.stderr)
