@@ -134,3 +134,33 @@ def test_the_call_views_list_the_outer_calls_only(store: Path) -> None:
     assert [r["cost_usd"] for r in calls] == [SIBLING_CHAT, OUTER_CHAT]
     tools = query(store, "SELECT cost_usd FROM tool_invocations")
     assert [r["cost_usd"] for r in tools] == [OUTER_TOOL]
+
+
+@pytest.mark.parametrize(
+    ("budget", "exceeded"), [(OUTER_CHAT + INNER_CHAT, False), (OUTER_CHAT, False), (0.4375, True)]
+)
+def test_a_cost_budget_is_exceeded_only_above_it_and_by_the_outer_call(
+    tmp_path: Path, budget: float, exceeded: bool
+) -> None:
+    """A run billed exactly its cost budget has not exceeded it (a mutate_sql.py survivor: `>` → `>=` in
+    080_runs.sql), and a nested call's own cost does not count towards it."""
+    out = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(out))
+    tracer = provider.get_tracer("hand-built")
+    root = {"gen_ai.operation.name": "invoke_agent", "otel_agent.run.budget.max_cost_usd": budget}
+    with (
+        tracer.start_as_current_span("invoke_agent planner", attributes=root),
+        tracer.start_as_current_span("chat gpt-4o", attributes=chat("outer", OUTER_CHAT)),
+        tracer.start_as_current_span("chat gpt-4o", attributes=chat("inner", INNER_CHAT)),
+    ):
+        pass
+    provider.shutdown()
+    path = write_store(tmp_path / "budget.duckdb", out.get_finished_spans())
+    (run,) = query(path, "SELECT cost_usd, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits FROM runs")
+    assert run == {
+        "cost_usd": OUTER_CHAT,
+        "budget_max_cost_usd": budget,
+        "budget_exceeded": exceeded,
+        "budget_exceeded_limits": ["cost_usd"] if exceeded else [],
+    }
