@@ -2,10 +2,10 @@
 
 `.ci/run` installs or builds every tool the suite uses (the Collector, PostgreSQL, Chromium, the test extra's
 packages) and runs as root (tmpfs mounts, ``unshare``), so in CI a missing tool is a broken install step, and a
-skip there would show it as green (issue 37). CI is recognised by the ``CI`` environment variable, which CI
-services set (``.ci/run`` sets it too). A CI machine that cannot have a tool says so by name in
-``OTEL_AGENT_TESTS_MAY_LACK`` (comma-separated tool names, e.g. ``tmpfs,unshare``): those skip, and ``-rs``
-prints why. Every skip prints its reason (``-rs`` in pyproject.toml's addopts).
+skip there would show it as green (issue 37). CI is recognised by the ``CI`` environment variable, which hosted
+CI services set (``CI=true .ci/run`` does the same on a machine of your own). A CI machine that cannot have a
+tool says so by name in ``OTEL_AGENT_TESTS_MAY_LACK`` (comma-separated tool names, e.g. ``tmpfs,unshare``): those
+skip. Every skip prints its reason (``-rs`` in pyproject.toml's addopts).
 """
 
 from __future__ import annotations
