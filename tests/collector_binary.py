@@ -15,7 +15,7 @@ Typical use::
 
     binary = collector_binary()
     if binary is None:
-        pytest.skip("Collector not built: run scripts/build_collector.sh")
+        missing_tool("collector", "Collector not built: run scripts/build_collector.sh")  # tests/tools.py
     proc = start_collector(CONFIG_DIR / "gateway.yaml", {
         "COLLECTOR_GRPC_ENDPOINT": "127.0.0.1:24317",
         "COLLECTOR_HTTP_ENDPOINT": "127.0.0.1:24318",

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -86,6 +87,17 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
             if serial:
                 fcntl.flock(turnstile, fcntl.LOCK_UN)
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout_s: float = 60.0, every_s: float = 0.05) -> Any:
+    """Poll ``predicate`` until it returns something true (returned), failing with ``what`` after ``timeout_s``:
+    how a test waits for a state it can observe (a counter of /healthz, a row, a file) instead of sleeping for a
+    time it hopes is long enough. The timeout only catches a hang."""
+    deadline = time.monotonic() + timeout_s
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"waited {timeout_s:g} s for {what}"
+        time.sleep(every_s)
+    return value
 
 
 def free_port() -> int:

@@ -27,6 +27,7 @@ from tests.collector_binary import (
     stop_collector,
 )
 from tests.conftest import free_port, rows
+from tests.tools import missing_tool
 
 # Short timers so a test takes seconds: the batch processor flushes every 50 ms and the exporter's first
 # retry comes after 100 ms (a RetryInfo from the receiver overrides that with its own hint).
@@ -75,8 +76,8 @@ def collector_bin() -> Path:
             if override
             else (f"looked for {expected_binary_path()}")
         )
-        pytest.skip(
-            f"OpenTelemetry Collector not built ({where}): run `bash scripts/build_collector.sh` first (CI always does)"
+        missing_tool(
+            "collector", f"OpenTelemetry Collector not built ({where}): run `bash scripts/build_collector.sh` first"
         )
     return binary
 

@@ -15,11 +15,12 @@ import requests
 
 from tests.conftest import serve_ui
 from tests.console.conftest import save_shot
+from tests.tools import needs_module
 
 
 @pytest.fixture(scope="session")
 def third_party_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("agents")
+    needs_module("agents")
     from agents import set_trace_processors
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable
 
 import otel_agent.instrument as oi
@@ -22,6 +21,7 @@ from otel_agent.demo.runner import worker_job
 from otel_agent.demo.telemetry import make_provider, otlp_exporter
 from otel_agent.query.client import live_receiver, run_sql
 from otel_agent.server.receiver import Receiver
+from tests.conftest import wait_until
 
 KIND = "attributes->>'otel_agent.record.kind'"
 HANDOFF_SPANS = f"""
@@ -65,12 +65,11 @@ def test_transitions_land_in_duckdb_while_the_workers_long_span_is_open(
             accepted = worker.expect("accepted")
             assert accepted["handoff_id"] == hid
             assert accepted["pid"] == worker.pid != os.getpid()
-            worker.expect("waiting")
-            time.sleep(0.2)  # the worker is blocked on the approval now: its work span stays open
+            worker.expect("waiting")  # the worker is blocked on the approval now: its work span stays open
 
             # While the work runs: every transition so far is committed and readable.
+            spans = wait_until(lambda: len(found := handoff_spans(db, hid)) >= 4 and found, "four transitions")
             assert worker.proc.poll() is None
-            spans = handoff_spans(db, hid)
             assert [s["transition"] for s in spans] == ["delegated", "accepted", "progress", "waiting"]
             assert [s["record_kind"] for s in spans] == ["receipt_transition"] * 4
             delegated, accepted_span = spans[0], spans[1]

@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.derived_runs.fake_openai import DATED_SUFFIX, FakeOpenAI
 from tests.derived_runs.runs_support import query, write_store
+from tests.tools import needs_module
 
 
 @pytest.fixture
@@ -48,7 +49,7 @@ def traced(body: Callable[[TracerProvider], None]) -> list[ReadableSpan]:
 
 
 def test_pydantic_ai(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    pytest.importorskip("pydantic_ai")
+    needs_module("pydantic_ai")
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import Instrumentation
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -198,8 +199,8 @@ def test_pydantic_ai(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
 
 
 def test_langgraph_openinference(tmp_path: Path) -> None:
-    pytest.importorskip("langgraph")
-    pytest.importorskip("openinference.instrumentation.langchain")
+    needs_module("langgraph")
+    needs_module("openinference.instrumentation.langchain")
     from typing import TypedDict
 
     from langchain_core.documents import Document
@@ -332,8 +333,8 @@ def test_langgraph_openinference(tmp_path: Path) -> None:
 
 
 def test_smolagents_openinference(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    pytest.importorskip("smolagents")
-    pytest.importorskip("openinference.instrumentation.smolagents")
+    needs_module("smolagents")
+    needs_module("openinference.instrumentation.smolagents")
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 

@@ -25,9 +25,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_agent.instrument as oi
 from tests.derived_runs.fake_openai import DATED_SUFFIX, FakeOpenAI
 from tests.derived_runs.runs_support import query, write_store
+from tests.tools import needs_module
 
-pytest.importorskip("agents")
-pytest.importorskip("openai")
+needs_module("agents")
+needs_module("openai")
 
 
 @pytest.fixture

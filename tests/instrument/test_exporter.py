@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_agent import DuckDBSpanExporter
+from tests.tools import missing_tool
 
 HERE = Path(__file__).resolve().parent
 AGENT = HERE / "exporter_agent.py"
@@ -62,8 +63,9 @@ def test_file_size_limit_is_a_logged_failure_and_the_agent_runs_on(tmp_path: Pat
     check_contract(out, stderr, "File too large")
 
 
-@pytest.mark.skipif(not can_unshare(), reason="needs a private mount namespace (unshare -rm) to mount a tmpfs")
 def test_full_disk_is_a_logged_failure_and_shutdown_logs_the_failed_checkpoint(tmp_path: Path) -> None:
+    if not can_unshare():
+        missing_tool("unshare", "needs a private mount namespace (unshare -rm) to mount a tmpfs")
     mount = tmp_path / "small"
     mount.mkdir()
     script = f'mount -t tmpfs -o size=1m tmpfs "$1" && exec "{sys.executable}" "{AGENT}" tmpfs batch "$1"'

@@ -9,15 +9,20 @@ import pytest
 
 from tests.collector.conftest import collector_bin, make_collector
 from tests.lifecycle.postgres_server import Postgres, binaries, postgres_server
+from tests.tools import missing_tool
 
 __all__ = ["collector_bin", "make_collector", "postgres"]
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
-    """One server per test process (each test makes its own database); skipped only without the binaries."""
+    """One server per test process (each test makes its own database); skipped only without the binaries
+    (outside CI: tests/tools.py)."""
     bindir = binaries()
     if bindir is None:
-        pytest.skip("PostgreSQL server binaries absent (/usr/lib/postgresql/*/bin/initdb): apt-get install postgresql")
+        missing_tool(
+            "postgresql",
+            "PostgreSQL server binaries absent (/usr/lib/postgresql/*/bin/initdb): apt-get install postgresql",
+        )
     with postgres_server(bindir) as server:
         yield server

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -124,9 +125,13 @@ def test_huge_result_is_cut_at_the_byte_cap_with_bounded_memory(serve):
     print(f"peak RSS growth for 3 capped ~200 MB results: {grown:.0f} MiB (baseline {baseline:.0f} MiB)")
 
 
-@pytest.mark.serial  # bounds ingest latency by the wall clock: alone on the machine
+@pytest.mark.serial  # bounds ingest latency by the query time limit: alone on the machine
 def test_ingest_stays_quick_while_many_slow_queries_run(serve):
-    timeout_s = 3.0
+    """The wall-clock bounds here are set by what a wrong receiver would take, not by what this machine
+    usually takes: an ingest request that waited behind a query waits for a whole query time limit; a query
+    whose limit counted from its worker instead of its admission takes two limits when it queued; a refusal
+    that was not "at once" would not say the pool is full. Refusals are only checked not to hang."""
+    timeout_s = 6.0
     served = serve("--query-timeout-s", str(timeout_s), "--query-workers", "2")
     capacity = 2 + 2 * 4  # workers + waiting room
     outcomes: list[tuple[int, float, str]] = []
@@ -138,30 +143,36 @@ def test_ingest_stays_quick_while_many_slow_queries_run(serve):
         with lock:
             outcomes.append((resp.status_code, time.monotonic() - started, resp.headers.get("retry-after", "")))
 
-    queries = [threading.Thread(target=slow_query) for _ in range(80)]
-    for t in queries:
-        t.start()
-    time.sleep(0.5)
+    def refused() -> int:
+        with lock:
+            return sum(1 for status, _, _ in outcomes if status == 429)
 
-    # While the pool is full, gRPC is refused at once too, retryably.
-    with grpc.insecure_channel(served.grpc_address) as channel:
-        started = time.monotonic()
-        with pytest.raises(grpc.RpcError) as refused:
-            query_pb2_grpc.QueryServiceStub(channel).Query(query_pb2.QueryRequest(sql=SLOW_SQL), timeout=30)
-        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "query pool is full" in refused.value.details()
-        assert time.monotonic() - started < 1.0
+    with ThreadPoolExecutor(80, thread_name_prefix="query") as pool:
+        queries = [pool.submit(slow_query) for _ in range(80)]
+        # The pool and its waiting room are full once the rest have been refused (429 comes at once).
+        deadline = time.monotonic() + 60
+        while refused() < 80 - capacity:
+            assert time.monotonic() < deadline, f"the query pool never filled: {sorted(o[0] for o in outcomes)}"
+            assert not any(q.done() and q.exception() for q in queries), [q.exception() for q in queries if q.done()]
+            time.sleep(0.05)
 
-    latencies = []
-    for i in range(20):
-        body = span_request([{"name": f"during-queries-{i}"}]).SerializeToString()
-        started = time.monotonic()
-        resp = post_traces(served.http_address, body, timeout=30)
-        latencies.append(time.monotonic() - started)
-        assert resp.status_code == 200
-        time.sleep(0.1)
-    for t in queries:
-        t.join(timeout=60)
+        # While the pool is full, gRPC is refused too, retryably.
+        with grpc.insecure_channel(served.grpc_address) as channel:
+            with pytest.raises(grpc.RpcError) as grpc_refused:
+                query_pb2_grpc.QueryServiceStub(channel).Query(query_pb2.QueryRequest(sql=SLOW_SQL), timeout=30)
+            assert grpc_refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "query pool is full" in grpc_refused.value.details()
+
+        latencies = []
+        for i in range(20):
+            body = span_request([{"name": f"during-queries-{i}"}]).SerializeToString()
+            started = time.monotonic()
+            resp = post_traces(served.http_address, body, timeout=30)
+            latencies.append(time.monotonic() - started)
+            assert resp.status_code == 200
+            time.sleep(0.1)  # the pace of the requests
+        for q in queries:
+            q.result(timeout=120)  # re-raises what failed in a query's thread
 
     statuses = sorted(status for status, _, _ in outcomes)
     assert len(outcomes) == 80
@@ -170,11 +181,13 @@ def test_ingest_stays_quick_while_many_slow_queries_run(serve):
     assert len(refused_http) >= 80 - capacity, statuses
     assert len(timed_out) + len(refused_http) == 80, statuses
     assert all(retry_after.isdigit() and int(retry_after) >= 1 for _, _, retry_after in refused_http)
-    assert max(elapsed for _, elapsed, _ in refused_http) < 2.5
-    # The time limit counts from admission: a query that waited for a worker still answers within its limit.
-    assert max(elapsed for _, elapsed, _ in timed_out) < timeout_s + 2.0, sorted(e for _, e, _ in timed_out)
-    # Before, 80 heavy queries made HTTP ingest wait 6.3 s (they held the threads it needs). Generous bound.
-    assert max(latencies) < 2.5, latencies
+    assert max(elapsed for _, elapsed, _ in refused_http) < 30, "a refusal hung"
+    # The time limit counts from admission: a query that waited for a worker still answers within about its
+    # limit; counted from the worker, the queued ones would take two limits or more.
+    assert max(elapsed for _, elapsed, _ in timed_out) < 1.9 * timeout_s, sorted(e for _, e, _ in timed_out)
+    # Before, 80 heavy queries made HTTP ingest wait 6.3 s (they held the threads it needs): waiting behind a
+    # query is waiting for its time limit.
+    assert max(latencies) < timeout_s, latencies
     stored = served.query({"sql": "SELECT count(*) FROM spans WHERE name LIKE 'during-queries-%'"}).json()
     assert stored["rows"] == [{"values": [20]}]
     print(f"ingest latency during 80 slow queries: max {max(latencies) * 1000:.0f} ms, {len(refused_http)} refused")

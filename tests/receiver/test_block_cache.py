@@ -150,7 +150,7 @@ def test_a_reader_does_not_wait_forever_for_the_store(tmp_path, monkeypatch) -> 
         started = time.monotonic()
         with pytest.raises(StorageError, match="being attached again"), store_cursor(con):
             pass
-        assert 0.2 <= time.monotonic() - started < 5
+        assert 0.2 <= time.monotonic() - started < 30  # waited its 0.2 s, then gave up: did not hang
     with store_cursor(con) as cur:  # and once the writer is done, readers go on
         assert cur.execute("SELECT count(*) FROM spans").fetchall() == [(0,)]
     con.close()

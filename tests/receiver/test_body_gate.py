@@ -22,7 +22,7 @@ import psutil
 import pytest
 import requests
 
-from tests.conftest import free_port, write_tokens_file
+from tests.conftest import free_port, wait_until, write_tokens_file
 from tests.otlp_builders import span_request
 from tests.receiver.test_crash import TRACE_EXPORT, start_receiver
 
@@ -66,6 +66,14 @@ def serve(tmp_path) -> Iterator[Serve]:
     serve = Serve(proc, db, grpc_port, http_port)
     yield serve
     serve.stop()
+
+
+def _health(serve: Serve) -> dict:
+    """The receiver's /healthz details (its tokens file asks for a token)."""
+    reply = requests.get(
+        f"http://127.0.0.1:{serve.http_port}/healthz", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
+    )
+    return reply.json()
 
 
 class PeakRss:
@@ -222,7 +230,7 @@ def test_authenticated_uploads_beyond_the_bound_get_429(serve):
     held2 = otlp_body(BOUND * 3 // 4, "held2")
     holder = RawPost(serve.http_port, _headers(len(held2), TOKEN))
     assert holder.send(held2[:1024]) is None
-    time.sleep(0.5)
+    wait_until(lambda: _health(serve)["inflight_bytes"] >= len(held2), "the holder's Content-Length to be admitted")
     chunked = RawPost(serve.http_port, _headers(None, TOKEN))
     body = otlp_body(BOUND // 2, "chunked")
     framed = b"".join(b"%x\r\n%s\r\n" % (len(body[i : i + MiB]), body[i : i + MiB]) for i in range(0, len(body), MiB))

@@ -12,7 +12,7 @@ import requests
 from google.rpc import status_pb2
 
 from otel_agent.fold.anyvalue import MAX_DEPTH
-from tests.conftest import rows
+from tests.conftest import rows, wait_until
 from tests.otlp_builders import post_traces, span_request
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -568,7 +568,8 @@ def test_a_client_that_disconnects_mid_body_is_one_short_line_not_an_unexpected_
             b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
             b"Content-Length: 200000\r\n\r\n" + b"\x0a" * 1000
         )
-        time.sleep(0.3)
+        # the receiver has admitted the request and reads its body when the client goes away
+        wait_until(lambda: receiver.writer.inflight_bytes > 0, "the request to be admitted")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and not any("disconnected" in r.getMessage() for r in caplog.records):
         time.sleep(0.05)

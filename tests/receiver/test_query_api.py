@@ -21,7 +21,8 @@ from google.rpc import status_pb2
 
 from otel_agent.api.v1 import query_pb2, query_pb2_grpc
 from otel_agent.server.receiver import discovery_path
-from tests.conftest import rows
+from otel_agent.store.readers import readers_of
+from tests.conftest import rows, wait_until
 from tests.otlp_builders import T0, post_traces, span_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,13 +227,18 @@ def test_server_row_cap(make_receiver):
     assert reply.truncated is False
 
 
+HANG_S = 30.0
+"""A deadline that only catches a hang: unlimited, SLOW_SQL runs for hours; cut at its limit, it answers in well
+under a second on a quiet machine and in a few seconds on two busy cores."""
+
+
 def test_time_limit(make_receiver):
     receiver = make_receiver(query_timeout_s=0.3)
     seed(receiver)
 
     started = time.monotonic()
     resp = post_json(receiver, {"sql": SLOW_SQL})
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < HANG_S
     assert resp.status_code == 408
     assert resp.json() == {
         "code": grpc.StatusCode.DEADLINE_EXCEEDED.value[0],
@@ -241,7 +247,7 @@ def test_time_limit(make_receiver):
 
     started = time.monotonic()
     error = grpc_error(receiver, query_pb2.QueryRequest(sql=SLOW_SQL))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < HANG_S
     assert error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     assert "time limit" in error.details()
 
@@ -251,7 +257,7 @@ def test_time_limit(make_receiver):
 def test_requested_time_limit_below_server_limit(seeded):
     started = time.monotonic()
     resp = post_json(seeded, {"sql": SLOW_SQL, "timeoutMs": 200})
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < HANG_S
     assert resp.status_code == 408
     assert "0.2 s" in resp.json()["message"]
     assert_healthy_and_intact(seeded)
@@ -263,7 +269,7 @@ def test_ingest_continues_while_a_query_runs(make_receiver):
     outcome: list[int] = []
     worker = threading.Thread(target=lambda: outcome.append(post_json(receiver, {"sql": SLOW_SQL}).status_code))
     worker.start()
-    time.sleep(0.2)
+    wait_until(lambda: readers_of(receiver.con).active, "the slow query to hold its cursor")
     seed(receiver)  # acknowledged only after its commit
     assert worker.is_alive()
     worker.join()

@@ -1,4 +1,5 @@
-"""Real small or read-only file systems for tests (tmpfs, mounted as root; skipped, saying why, where refused)."""
+"""Real small or read-only file systems for tests (tmpfs, mounted as root; skipped, saying why, where refused, and
+failed where refused in CI: tests/tools.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
+from tests.tools import missing_tool
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -15,11 +16,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextmanager
-def _applied(apply: tuple[str, ...], undo: tuple[str, ...], refused: str) -> Iterator[None]:
-    """Run the command ``apply`` for the block, then ``undo``; ``pytest.skip`` saying ``refused`` when it fails."""
+def _applied(tool: str, apply: tuple[str, ...], undo: tuple[str, ...], refused: str) -> Iterator[None]:
+    """Run the command ``apply`` for the block, then ``undo``; when it fails, skip saying ``refused`` (in CI, fail:
+    tests/tools.py)."""
     done = _run(*apply)
     if done.returncode != 0:
-        pytest.skip(f"{refused}: {done.stderr.strip()}")
+        missing_tool(tool, f"{refused}: {done.stderr.strip()}")
     try:
         yield
     finally:
@@ -28,10 +30,12 @@ def _applied(apply: tuple[str, ...], undo: tuple[str, ...], refused: str) -> Ite
 
 @contextmanager
 def tmpfs(where: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of ``size`` mounted at ``where`` for the block; ``pytest.skip`` when mounting is refused."""
+    """A tmpfs of ``size`` mounted at ``where`` for the block; a skip (in CI a failure) when mounting is refused."""
     where.mkdir(parents=True, exist_ok=True)
     mount = ("mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(where))
-    with _applied(mount, ("umount", "-l", str(where)), "cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)"):
+    with _applied(
+        "tmpfs", mount, ("umount", "-l", str(where)), "cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)"
+    ):
         yield where
 
 
@@ -54,6 +58,9 @@ def immutable(path: Path) -> Iterator[Path]:
             path.chmod(mode)
         return
     with _applied(
-        ("chattr", "+i", str(path)), ("chattr", "-i", str(path)), "cannot make a file immutable here (chattr +i)"
+        "chattr",
+        ("chattr", "+i", str(path)),
+        ("chattr", "-i", str(path)),
+        "cannot make a file immutable here (chattr +i)",
     ):
         yield path
