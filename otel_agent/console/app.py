@@ -241,7 +241,9 @@ def receiver_console_routes(receiver: Any) -> Mounted:
             receiver.con,
             workers=3,
             timeout_s=config.query_timeout_s,
-            generation=lambda: receiver.writer.stats.commits,
+            # what changes what a page shows: commits, and the maintained state's steps (the runs view's rows
+            # change after the commit that brought their spans)
+            generation=lambda: receiver.writer.stats.commits + receiver.derived.stats.steps,
             live=True,
         ),
         security=Security(receiver.auth),
