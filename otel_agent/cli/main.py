@@ -22,12 +22,14 @@ import click
 from otel_agent import __version__
 from otel_agent.cli.options import (
     archive_option,
+    columns_option,
     db_option,
     format_option,
     max_rows_option,
     receiver_option,
     receiver_settings,
     token_option,
+    wide_option,
 )
 from otel_agent.config import DEFAULT_DB, ReceiverConfig
 from otel_agent.errors import OtelAgentError
@@ -130,6 +132,8 @@ def serve(**settings: Any) -> None:
 @receiver_option
 @token_option
 @format_option
+@wide_option
+@columns_option
 @max_rows_option
 @click.option(
     "--timeout-s",
