@@ -192,6 +192,8 @@ class HttpServer:
             lifespan="off",
             access_log=False,
             timeout_graceful_shutdown=5,
+            # uvicorn's loggers propagate to the process's logging (one format: the one `serve` sets up)
+            log_config=None,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)

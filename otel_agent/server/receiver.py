@@ -192,7 +192,7 @@ class Receiver:
         self._started = True
         self.lifecycle.start()
         self._write_discovery()
-        log.info(
+        log.debug(  # `otel-agent serve` prints its own start-up line; this one is for embedders
             "otel-agent receiver: gRPC %s, HTTP %s, db %s",
             self.grpc_address,
             self.http_address,
