@@ -281,10 +281,17 @@ def render(result: QueryResult, fmt: str) -> str:
     footer = f"({n} row{'s' if n != 1 else ''}{cut_by if result.truncated else ''})"
     if not result.columns:
         return footer
-    text, hidden = fitted_table(result.columns, result.rows, None if wide or chosen else terminal_width())
+    limit = None if wide or chosen else terminal_width()
+    text, hidden = fitted_table(result.columns, result.rows, limit)
     if hidden:
-        more = f"{len(hidden)} more column{'s' if len(hidden) != 1 else ''}: {', '.join(hidden)}"
-        footer = f"{footer[:-1]}; {more}; --wide shows all)"
+        head, tail = (
+            f"{footer[:-1]}; {len(hidden)} more column{'s' if len(hidden) != 1 else ''}: ",
+            "; --wide shows all)",
+        )
+        names = ", ".join(hidden)
+        if limit and len(head) + len(names) + len(tail) > limit:  # the footer fits too
+            names = cut(names, max(limit - len(head) - len(tail), 1))
+        footer = head + names + tail
     return f"{text}\n{footer}"
 
 

@@ -28,6 +28,7 @@ from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.reading import attach_history, detach_history, refresh_history
 from otel_agent.lifecycle.retention import make_lifecycle
 from otel_agent.query.readonly import lock_down
+from otel_agent.server import wrong_protocol
 from otel_agent.server.auth import Authenticator
 from otel_agent.server.discovery import discovery_path, read_discovery, write_discovery
 from otel_agent.server.grpc_transport import build_grpc_server
@@ -192,6 +193,7 @@ class Receiver:
         self._started = True
         self.lifecycle.start()
         self._write_discovery()
+        wrong_protocol.install(self.grpc_address)
         log.debug(  # `otel-agent serve` prints its own start-up line; this one is for embedders
             "otel-agent receiver: gRPC %s, HTTP %s, db %s",
             self.grpc_address,
