@@ -124,8 +124,30 @@ class OtelAgentGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def version_text() -> str:
+    """``otel-agent --version``: the version, and which traces fold a receiver started now would use."""
+    from otel_agent.fold import native
+
+    if native.enabled():
+        fold = "native (Rust) traces fold in use"
+    elif native.available():
+        fold = f"Python traces fold in use (the native one is built, switched off by {native.NATIVE_FOLD_ENV})"
+    else:
+        fold = "Python traces fold in use (the native one was not built: no Rust toolchain at install time)"
+    return f"otel-agent {__version__}, Python {sys.version.split()[0]}, {fold}"
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(cls=OtelAgentGroup)
-@click.version_option(__version__, prog_name="otel-agent")
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+    help="Show the version, and whether the native (Rust) traces fold is in use, and exit.",
+)  # fmt: skip
 def cli() -> None:
     """OpenTelemetry-native observability for LLM agents, stored in DuckDB."""
 
