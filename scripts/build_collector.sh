@@ -4,7 +4,7 @@
 # Usage: scripts/build_collector.sh [--force]
 #
 # The last line on stdout is the absolute path of the Collector binary; progress lines go to stderr, the
-# builder's and go's own output to build.log beside the binary. Nothing is written into the repository:
+# builder's and go's own output to build.log in <hash>/ (below). Nothing is written into the repository:
 #
 #   ${OTEL_AGENT_COLLECTOR_CACHE:-$HOME/.cache/otel_agent/collector}/
 #     tools/builder-<version>/builder     the builder, installed with `go install`
@@ -13,6 +13,7 @@
 #       build/otelcol-otel-agent          the binary
 #       builder-config.yaml               copy of the manifest it was built from
 #       build-info.txt                    when/how it was built, build seconds, size
+#       build.log                         the builder's and go's output
 #       .complete                         written last: the directory is only reused when present
 #
 # A cache hit (same manifest bytes, .complete present, binary runs) returns in well under a
@@ -48,7 +49,7 @@ binary="$out_dir/build/$dist_name"
 
 log() { echo "build_collector: $*" >&2; }
 
-# The build is long (first build with empty Go caches: 8-9 minutes on 2 cores; with warm caches 3-4) and go's own
+# The build is long (empty Go caches: ~8 minutes of 2 idle cores; 40 minutes on a machine at load 15) and go's own
 # output is ~500 `go: downloading` lines: that output goes to a log file, and a progress line every few seconds
 # on stderr says which step runs, for how long, and how many modules were fetched so far.
 ticker=""
