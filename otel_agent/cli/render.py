@@ -16,6 +16,7 @@ import csv
 import datetime
 import io
 import json
+import re
 import shutil
 import sys
 from decimal import Decimal
@@ -226,6 +227,39 @@ def fitted_table(
 def table(columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any]], width: int | None = None) -> str:
     """A plain text table: cut, escaped, numbers right-aligned (no footer; every column)."""
     return fitted_table(columns, rows)[0]
+
+
+def fit_lines(lines: list[str]) -> list[str]:
+    """Lines of a drawing (a run's tree, a manifest's header) cut to the terminal's width with ``…``, and a last
+    line saying so, unless ``--wide`` or the output is no terminal."""
+    wide, _ = layout()
+    limit = None if wide else terminal_width()
+    if not limit or all(len(click.unstyle(line)) <= limit for line in lines):
+        return lines
+    return [cut_styled(line, limit) for line in lines] + ["(cut to fit; --wide shows all)"]
+
+
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def cut_styled(line: str, width: int) -> str:
+    """``cut`` for a line that may hold click's colour codes: they take no width, and a cut line ends with a
+    reset so that no colour leaks past it."""
+    if len(click.unstyle(line)) <= width:
+        return line
+    out, seen, at = [], 0, 0
+    for match in _STYLE.finditer(line):
+        text = line[at : match.start()]
+        take = text[: max(width - 1 - seen, 0)]
+        out.append(take)
+        seen += len(take)
+        if seen >= width - 1:
+            break
+        out.append(match.group())
+        at = match.end()
+    else:
+        out.append(line[at:][: max(width - 1 - seen, 0)])
+    return "".join(out) + ELLIPSIS + "\x1b[0m"
 
 
 def _select(result: QueryResult, names: list[str]) -> QueryResult:

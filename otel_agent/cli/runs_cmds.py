@@ -351,10 +351,9 @@ def run_command(
         out = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
         emit(QueryResult.of_rows(columns, ["BIGINT", *result.types], out, result.truncated), fmt)
         return
-    for line in summary(found[0]):
-        click.echo(line)
-    click.echo("")
-    for _, _, line in nodes:
+    from otel_agent.cli.render import fit_lines
+
+    for line in fit_lines([*summary(found[0]), "", *(line for _, _, line in nodes)]):
         click.echo(line)
     if result.truncated:
         click.echo(f"(only the first {max_rows} spans: raise --max-rows to see them all)")

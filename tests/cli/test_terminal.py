@@ -17,6 +17,7 @@ import sys
 import termios
 from pathlib import Path
 
+import click
 import pytest
 
 from tests.cli.conftest import RUN_ID, assert_one_line_failure, invoke, run_process
@@ -47,7 +48,7 @@ def in_a_terminal(*args: str, columns: int, timeout: float = 60) -> list[str]:
     finally:
         os.close(master)
         assert proc.wait(timeout=timeout) == 0, out.decode(errors="replace")
-    return out.decode().replace("\r\n", "\n").splitlines()
+    return click.unstyle(out.decode()).replace("\r\n", "\n").splitlines()  # what the eye sees: no colour codes
 
 
 @pytest.mark.parametrize("command", [["runs"], ["cost"], ["claims"], ["artifacts"], ["metrics", RUN_ID]])
@@ -73,6 +74,16 @@ def test_a_narrow_terminal_names_the_columns_left_out_and_wide_shows_them(cli_st
     assert set(left_out) <= set(wide[0].split())
     assert max(len(line) for line in wide) > 80
     assert "more columns" not in wide[-1]
+
+
+@pytest.mark.parametrize("command", [["run", RUN_ID], ["manifest", RUN_ID]])
+def test_drawings_are_cut_to_a_narrow_terminal_and_wide_keeps_them(cli_store: Path, command: list[str]) -> None:
+    narrow = in_a_terminal(*command, "--db", str(cli_store), columns=50)
+    assert max(len(line) for line in narrow) <= 50
+    assert "(cut to fit; --wide shows all)" in narrow or "--wide shows all)" in narrow[-1]  # a drawing or a table
+    wide = in_a_terminal(*command, "--db", str(cli_store), "--wide", columns=50)
+    assert max(len(line) for line in wide) > 50
+    assert "(cut to fit; --wide shows all)" not in wide
 
 
 def test_columns_chooses_and_orders_them_in_every_format(cli_store: Path) -> None:
