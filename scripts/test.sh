@@ -3,8 +3,9 @@
 #
 # Usage: bash scripts/test.sh [pytest arguments...]     (no arguments: the whole suite)
 #
-# 1. Python >= 3.11. In an active virtual environment it is used; otherwise ./.venv is created (or reused), so a
-#    distribution's externally managed Python is never written to.
+# 1. Python >= 3.11: the active virtual environment; else ./.venv (created, or reused when present) when the Python
+#    is a distribution's externally managed one (Debian's) or has no pip; else that Python itself (pyenv, a
+#    container's own).
 # 2. The package with its test extras (`pip install -e '.[test]'`).
 # 3. System packages the tests drive: Debian's chromium (the console's browser tests) and postgresql (the Iceberg
 #    catalog test). As root they are installed with apt-get; otherwise one line names what is missing and how to
@@ -26,11 +27,13 @@ export PATH="$PATH:/usr/local/go/bin:$HOME/.cargo/bin"
 
 # --- 1. Python ------------------------------------------------------------------------------------------------
 python=${PYTHON:-python3}
-if [[ -z "${VIRTUAL_ENV:-}" ]]; then
-  if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-    say "needs Python >= 3.11 as '$python' (found: $("$python" --version 2>&1 || echo none)); set PYTHON=/path/to/python3.11"
-    exit 1
-  fi
+# A distribution's Python (Debian's) is "externally managed" (PEP 668): pip refuses to install into it.
+managed() { "$python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; }
+if [[ -z "${VIRTUAL_ENV:-}" ]] && ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  say "needs Python >= 3.11 as '$python' (found: $("$python" --version 2>&1 || echo none)); set PYTHON=/path/to/python3.11"
+  exit 1
+fi
+if [[ -z "${VIRTUAL_ENV:-}" ]] && { [[ -x .venv/bin/python ]] || managed || ! "$python" -m pip --version >/dev/null 2>&1; }; then
   if [[ ! -x .venv/bin/python ]]; then
     say "creating the virtual environment .venv"
     if ! "$python" -m venv .venv >/dev/null 2>&1; then
@@ -48,16 +51,16 @@ if [[ -z "${VIRTUAL_ENV:-}" ]]; then
   # shellcheck disable=SC1091
   . .venv/bin/activate
 fi
-python=python
-if ! python -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
-  say "the active environment has $(python --version 2>&1); needs Python >= 3.11"
+[[ -n "${VIRTUAL_ENV:-}" ]] && python=python
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  say "the active environment has $("$python" --version 2>&1); needs Python >= 3.11"
   exit 1
 fi
 
 # --- 2. the package and its test extras -------------------------------------------------------------------------
-say "installing the package with its test extras ($(python --version 2>&1), $(dirname "$(command -v python)"))"
-python -m pip install --quiet --disable-pip-version-check --upgrade pip
-python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+say "installing the package with its test extras into $("$python" -c 'import sys; print(sys.prefix)') ($("$python" --version 2>&1))"
+"$python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+"$python" -m pip install --quiet --disable-pip-version-check -e '.[test]'
 
 # --- 3. system packages -----------------------------------------------------------------------------------------
 missing=()
@@ -92,7 +95,7 @@ if ! { command -v go >/dev/null 2>&1 && go_ok go; }; then
     url="https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go$go_version.linux-$arch.zip"
     say "no Go >= 1.25 found: fetching go$go_version from the Go module proxy into $go_root"
     mkdir -p "$go_root.partial"
-    python - "$url" "$go_root.partial" <<'EOF'
+    "$python" - "$url" "$go_root.partial" <<'EOF'
 import io, os, stat, sys, urllib.request, zipfile
 url, dest = sys.argv[1], sys.argv[2]
 prefix = "golang.org/toolchain@" + url.rsplit("/", 1)[1][: -len(".zip")] + "/"
@@ -121,4 +124,4 @@ bash scripts/build_collector.sh >/dev/null
 
 # --- 6. the suite -----------------------------------------------------------------------------------------------
 say "prerequisites ready in $(( $(date +%s) - began ))s; running python -m pytest -q $*"
-exec python -m pytest -q "$@"
+exec "$python" -m pytest -q "$@"
