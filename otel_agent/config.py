@@ -1,6 +1,6 @@
 """Every setting of the receiver, in one table: command-line flag > ``OTEL_AGENT_*`` environment variable >
-default. The CLI builds its options from this table, and ``scripts/gen_settings_doc.py`` writes the README's
-settings tables from it (``--check`` and a test keep them equal), so help text and README cannot drift.
+default. The CLI builds its options from this table, and ``scripts/gen_settings_doc.py`` writes the
+settings tables of docs/settings.md from it (``--check`` and a test keep them equal), so help and docs cannot drift.
 
 ``ENV_ONLY`` lists the settings read only from the environment (no flag), by the module that owns each."""
 

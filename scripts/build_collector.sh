@@ -3,8 +3,8 @@
 #
 # Usage: scripts/build_collector.sh [--force]
 #
-# The last line on stdout is the absolute path of the Collector binary; everything else
-# (builder and go logs) goes to stderr. Nothing is written into the repository:
+# The last line on stdout is the absolute path of the Collector binary; progress lines go to stderr, the
+# builder's and go's own output to build.log in <hash>/ (below). Nothing is written into the repository:
 #
 #   ${OTEL_AGENT_COLLECTOR_CACHE:-$HOME/.cache/otel_agent/collector}/
 #     tools/builder-<version>/builder     the builder, installed with `go install`
@@ -13,6 +13,7 @@
 #       build/otelcol-otel-agent          the binary
 #       builder-config.yaml               copy of the manifest it was built from
 #       build-info.txt                    when/how it was built, build seconds, size
+#       build.log                         the builder's and go's output
 #       .complete                         written last: the directory is only reused when present
 #
 # A cache hit (same manifest bytes, .complete present, binary runs) returns in well under a
@@ -48,13 +49,23 @@ binary="$out_dir/build/$dist_name"
 
 log() { echo "build_collector: $*" >&2; }
 
-# The compile is silent for minutes (~4 on 2 cores): say it is alive, every few seconds, on stderr.
+# The build is long (empty Go caches: ~8 minutes of 2 idle cores; 40 minutes on a machine at load 15) and go's own
+# output is ~500 `go: downloading` lines: that output goes to a log file, and a progress line every few seconds
+# on stderr says which step runs, for how long, and how many modules were fetched so far.
 ticker=""
-start_progress() {  # start_progress WHAT
-  local what=$1 began
+start_progress() {  # start_progress WHAT [LOG]
+  local what=$1 log_file=${2:-} began
   began=$(date +%s)
   ( while sleep "${OTEL_AGENT_COLLECTOR_PROGRESS_S:-15}"; do
-      log "$what: $(( $(date +%s) - began ))s so far (about 4 minutes in all on 2 cores)..."
+      detail=""
+      if [[ -n "$log_file" && -f "$log_file" ]]; then
+        fetched=$(grep -c '^go: downloading' "$log_file" || true)
+        detail=", $fetched modules downloaded"
+        # the builder's own log lines name its steps
+        grep -q 'Getting go modules' "$log_file" && detail=", fetching modules: $fetched downloaded"
+        grep -q 'Compiling' "$log_file" && detail=", compiling ($fetched modules downloaded)"
+      fi
+      log "$what: $(( $(date +%s) - began ))s so far$detail"
     done ) &
   ticker=$!
 }
@@ -124,8 +135,14 @@ builder="$tools_dir/builder"
 if [[ ! -x "$builder" ]]; then
   log "installing go.opentelemetry.io/collector/cmd/builder@$builder_version into $tools_dir"
   mkdir -p "$tools_dir"
-  start_progress "installing the builder"
-  GOBIN="$tools_dir" nice -n "$nice_n" go install "go.opentelemetry.io/collector/cmd/builder@$builder_version" >&2
+  start_progress "installing the builder" "$cache_root/builder-install.log"
+  if ! GOBIN="$tools_dir" nice -n "$nice_n" go install "go.opentelemetry.io/collector/cmd/builder@$builder_version" \
+      >"$cache_root/builder-install.log" 2>&1; then
+    stop_progress
+    tail -n 30 "$cache_root/builder-install.log" >&2
+    log "installing the builder failed (the last lines above; all of it in $cache_root/builder-install.log)"
+    exit 1
+  fi
   stop_progress
 fi
 
@@ -141,12 +158,19 @@ log "building $dist_name from $manifest (hash $hash, $(go version | awk '{print 
 start=$(date +%s)
 # output_path in the manifest is relative (./build), so running from $staging keeps
 # everything the builder generates under the cache directory.
-start_progress "compiling the Collector"
-(cd "$staging" && nice -n "$nice_n" "$builder" --config "$staging/builder-config.yaml" >&2)
+build_log="$staging/build.log"
+start_progress "building the Collector" "$build_log"
+if ! (cd "$staging" && nice -n "$nice_n" "$builder" --config "$staging/builder-config.yaml" >"$build_log" 2>&1); then
+  stop_progress
+  tail -n 30 "$build_log" >&2
+  cp "$build_log" "$cache_root/failed-build.log"
+  log "the Collector build failed (the last lines above; all of it in $cache_root/failed-build.log)"
+  exit 1
+fi
 stop_progress
 secs=$(( $(date +%s) - start ))
 
-"$staging/build/$dist_name" --version >&2
+"$staging/build/$dist_name" --version >>"$build_log" 2>&1
 size=$(stat -c %s "$staging/build/$dist_name")
 cat >"$staging/build-info.txt" <<EOF
 manifest_sha256_prefix=$hash

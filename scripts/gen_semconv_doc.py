@@ -231,7 +231,7 @@ events, `otel_agent.run.budget.exceeded`).
   character boundary; `otel_agent.badcase.raw_model_output_truncated` = true and
   `otel_agent.badcase.raw_model_output_bytes` = the original size mark a cut). `capture_content=False` on the
   call leaves it out; a redaction rule (`{"match": "^otel_agent\\.badcase\\.raw_model_output$", "action":
-  "drop"}`, README "Redaction") drops it at the receiver for every agent.
+  "drop"}`, docs/settings.md, "Redaction") drops it at the receiver for every agent.
 - **Misuse is marked, not raised** (unless strict mode is on): see "When a helper is misused" above. A span
   carrying `otel_agent.misuse` may lack attributes its kind requires — the messages say which were left out.
 - **Status.** A helper block that raises gets status ERROR, `error.type` = exception class name and an

@@ -145,7 +145,7 @@ def receiver(make_receiver: Callable[..., Receiver]) -> Receiver:
 
 
 def write_tokens_file(path: Path, *tokens: dict[str, Any]) -> str:
-    """Write a receiver tokens file (``{"tokens": [...]}``, README "Settings") holding ``tokens`` at ``path``;
+    """Write a receiver tokens file (``{"tokens": [...]}``, docs/settings.md) holding ``tokens`` at ``path``;
     returns the path as the ``tokens_file`` setting takes it."""
     path.write_text(json.dumps({"tokens": list(tokens)}))
     return str(path)

@@ -62,7 +62,7 @@ def repairs(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: s
             run_id: str | None, limit: int) -> None:  # fmt: skip
     """Repairs in round order: action, applied, before → after, why, and who computed it (deterministic tool,
     model or human), from the repairs view."""
-    _show(REPAIRS_SQL, [run_id, run_id, limit], db, receiver, token, fmt, max_rows)
+    _show(REPAIRS_SQL, [run_id, run_id, limit], db, receiver, token, fmt, max_rows, run_id=run_id)
 
 
 @click.command()
@@ -73,7 +73,7 @@ def candidates(db: tuple[str, ...], receiver: str | None, token: str | None, fmt
                artifact_id: str, limit: int) -> None:  # fmt: skip
     """A candidate's history: each version with its round, its evaluation and the repair that started from it,
     from candidate_history."""
-    _show(CANDIDATES_SQL, [artifact_id, limit], db, receiver, token, fmt, max_rows)
+    _show(CANDIDATES_SQL, [artifact_id, limit], db, receiver, token, fmt, max_rows, artifact_id=artifact_id)
 
 
 COMMANDS: list[click.Command] = [dependencies, repairs, candidates]

@@ -38,6 +38,9 @@ ORDER BY cost_usd DESC, run_id, step_name NULLS LAST, skill_ref NULLS LAST, item
 LIMIT ?
 """
 
+RUN_EXISTS_SQL = "SELECT 1 FROM runs_for_run(?) LIMIT 1"
+ARTIFACT_EXISTS_SQL = "SELECT 1 FROM artifacts WHERE artifact_id = ? LIMIT 1"
+
 HEALTH_SQL = {
     "providers": """
 SELECT provider, model, calls, errors, error_rate, retries, fallbacks_out, fallbacks_in, p50_latency_ms,
@@ -60,11 +63,22 @@ ORDER BY error_rate DESC, calls DESC, tool_name, tool_provider
 
 
 def _show(sql: str, params: list[Any], db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str,
-          max_rows: int) -> None:  # fmt: skip
+          max_rows: int, run_id: str | None = None, artifact_id: str | None = None) -> None:  # fmt: skip
+    """Print the rows of ``sql``. An unknown ``run_id`` or ``artifact_id`` (what the rows were filtered by) is a
+    mistake — one line, exit 2 — not an empty table; whether it exists is asked only when nothing matched."""
     from otel_agent.cli.render import emit
+    from otel_agent.errors import NotFoundError
     from otel_agent.query.client import run_sql
 
+    def none_of(check: str, value: str) -> bool:
+        found = run_sql(check, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=[value])
+        return not found.rows
+
     result = run_sql(sql, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=params, max_rows=max_rows)
+    if not result.rows and run_id is not None and none_of(RUN_EXISTS_SQL, run_id):
+        raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
+    if not result.rows and artifact_id is not None and none_of(ARTIFACT_EXISTS_SQL, artifact_id):
+        raise NotFoundError(f"no artifact {artifact_id!r} (list them with: otel-agent artifacts)")
     emit(result, fmt)
 
 
@@ -84,7 +98,7 @@ def claims(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: st
            run_id: str | None, status: str | None, limit: int) -> None:  # fmt: skip
     """Claims with their support status (supported, unverified, rejected, conflicted) and why, from
     claim_support. Follow one with: otel-agent lineage CLAIM_ID."""
-    _show(CLAIMS_SQL, [run_id, run_id, status, status, limit], db, receiver, token, fmt, max_rows)
+    _show(CLAIMS_SQL, [run_id, run_id, status, status, limit], db, receiver, token, fmt, max_rows, run_id=run_id)
 
 
 @click.command()
@@ -95,7 +109,7 @@ def artifacts(db: tuple[str, ...], receiver: str | None, token: str | None, fmt:
               run_id: str | None, limit: int) -> None:  # fmt: skip
     """Artifacts with their versions and review status, from the artifacts view. Print one with:
     otel-agent export report ARTIFACT_ID."""
-    _show(ARTIFACTS_SQL, [run_id, run_id, limit], db, receiver, token, fmt, max_rows)
+    _show(ARTIFACTS_SQL, [run_id, run_id, limit], db, receiver, token, fmt, max_rows, run_id=run_id)
 
 
 @click.command()
@@ -105,7 +119,7 @@ def artifacts(db: tuple[str, ...], receiver: str | None, token: str | None, fmt:
 def cost(db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int,
          run_id: str | None, limit: int) -> None:  # fmt: skip
     """Where the money went: cost per run, step, skill, provider/model and tool, from cost_breakdown."""
-    _show(COST_SQL, [run_id, limit], db, receiver, token, fmt, max_rows)
+    _show(COST_SQL, [run_id, limit], db, receiver, token, fmt, max_rows, run_id=run_id)
 
 
 @click.command()

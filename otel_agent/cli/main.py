@@ -22,12 +22,14 @@ import click
 from otel_agent import __version__
 from otel_agent.cli.options import (
     archive_option,
+    columns_option,
     db_option,
     format_option,
     max_rows_option,
     receiver_option,
     receiver_settings,
     token_option,
+    wide_option,
 )
 from otel_agent.config import DEFAULT_DB, ReceiverConfig
 from otel_agent.errors import OtelAgentError
@@ -51,6 +53,35 @@ def _is_duckdb_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in ("duckdb", "_duckdb")
 
 
+def explain(exc: OtelAgentError) -> str:
+    """The one line an OtelAgentError becomes: its message, or, where a person needs the next step (a
+    receiver that does not answer, a store file that is not where the command looked), what to try."""
+    from otel_agent.query.api_client import ReceiverUnreachableError
+    from otel_agent.query.client import StoreNotFoundError
+
+    if isinstance(exc, ReceiverUnreachableError):
+        url = str(exc).split(" ")[1] if str(exc).startswith("receiver ") else "the receiver"
+        cause = exc.__cause__
+        name = type(cause).__name__ if cause is not None else ""
+        if "Timeout" in name:
+            what = "did not answer in time"
+        elif "ConnectionError" in name or "ConnectTimeout" in name:
+            what = "cannot be reached (connection refused or no route)"
+        else:
+            what = f"did not answer ({name or 'no reply'})"
+        return (
+            f"receiver {url} {what}: is 'otel-agent serve' running there? --receiver takes its HTTP address "
+            "(HOST:PORT, default port 4318); without --receiver the command reads the file given by --db"
+        )
+    text = one_line(str(exc))
+    if isinstance(exc, StoreNotFoundError) and text.startswith("no DuckDB file at "):
+        return (
+            f"{text}: give the store with --db PATH (or OTEL_AGENT_DB=PATH), or a running receiver's address "
+            "with --receiver HOST:PORT"
+        )
+    return text
+
+
 class OtelAgentGroup(click.Group):
     """The root group: turns our errors into one-line answers, and prints click's usage errors on one line
     (with where to find help) instead of click's usage block."""
@@ -61,7 +92,7 @@ class OtelAgentGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except OtelAgentError as exc:
-            raise CommandFailed(one_line(str(exc))) from exc
+            raise CommandFailed(explain(exc)) from exc
         except OSError as exc:
             if isinstance(exc, BrokenPipeError):
                 raise
@@ -93,8 +124,30 @@ class OtelAgentGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def version_text() -> str:
+    """``otel-agent --version``: the version, and which traces fold a receiver started now would use."""
+    from otel_agent.fold import native
+
+    if native.enabled():
+        fold = "native (Rust) traces fold in use"
+    elif native.available():
+        fold = f"Python traces fold in use (the native one is built, switched off by {native.NATIVE_FOLD_ENV})"
+    else:
+        fold = "Python traces fold in use (the native one was not built: no Rust toolchain at install time)"
+    return f"otel-agent {__version__}, Python {sys.version.split()[0]}, {fold}"
+
+
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(version_text())
+        ctx.exit()
+
+
 @click.group(cls=OtelAgentGroup)
-@click.version_option(__version__, prog_name="otel-agent")
+@click.option(
+    "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+    help="Show the version, and whether the native (Rust) traces fold is in use, and exit.",
+)  # fmt: skip
 def cli() -> None:
     """OpenTelemetry-native observability for LLM agents, stored in DuckDB."""
 
@@ -103,25 +156,40 @@ def cli() -> None:
 @receiver_settings
 def serve(**settings: Any) -> None:
     """Run the OTLP receiver (gRPC and HTTP) writing into a DuckDB file."""
-    from otel_agent.server.receiver import Receiver
-
-    config = ReceiverConfig.resolve(**settings)
-    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    receiver = Receiver(config).start()
+    # A stop asked for while the receiver is still starting is kept, and honoured once it has started: Ctrl-C,
+    # SIGTERM to this process or to its process group (`timeout`, systemd) all end in the same clean stop.
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    from otel_agent.server.receiver import Receiver
+
+    config = ReceiverConfig.resolve(**settings)
+    refuse_missing_directory(config.db)
+    logging.basicConfig(level=config.log_level.upper(), format=LOG_FORMAT)
+    receiver = Receiver(config).start()
     click.echo(
-        f"otel-agent receiving OTLP on grpc://{receiver.grpc_address} and {receiver.http_address} "
-        f"into {config.db}  (Ctrl-C to stop)",
+        f"otel-agent {__version__} receiving OTLP on grpc://{receiver.grpc_address} and {receiver.http_address} "
+        f"into {config.db}; console {receiver.console_url}  (Ctrl-C to stop)",
         err=True,
     )
-    click.echo(f"web console: {receiver.console_url}", err=True)
     while not stop.wait(1.0):
         pass
     click.echo("stopping: committing accepted data…", err=True)
     receiver.stop()
     click.echo(f"stopped; {receiver.writer.stats.items} items committed this run", err=True)
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def refuse_missing_directory(db: str) -> None:
+    """A store path in a directory that does not exist is a mistake (a typo, an unmounted volume): refused,
+    never created."""
+    from pathlib import Path
+
+    parent = Path(db).expanduser().parent
+    if not parent.is_dir():
+        raise CommandFailed(f"--db {db}: the directory {parent} does not exist (create it first, or fix the path)")
 
 
 @cli.command()
@@ -130,6 +198,8 @@ def serve(**settings: Any) -> None:
 @receiver_option
 @token_option
 @format_option
+@wide_option
+@columns_option
 @max_rows_option
 @click.option(
     "--timeout-s",

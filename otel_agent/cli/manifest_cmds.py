@@ -120,7 +120,9 @@ def manifest_command(run_id: str, db: tuple[str, ...], receiver: str | None, tok
     if timeline_only:
         emit(timeline, fmt)
         return
-    for line in manifest_lines(dict(zip(found.columns, found.rows[0], strict=True))):
+    from otel_agent.cli.render import fit_lines
+
+    for line in fit_lines(manifest_lines(dict(zip(found.columns, found.rows[0], strict=True)))):
         click.echo(line)
     click.echo("")
     click.echo(render(timeline, fmt))

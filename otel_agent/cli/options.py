@@ -107,6 +107,39 @@ archive_option = click.option(
 )
 
 
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        ctx.meta[key] = value
+
+    return store
+
+
+def _column_names(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    names = [n.strip() for n in (value or "").split(",") if n.strip()]
+    if value is not None and not names:
+        raise click.BadParameter("name at least one column (a,b,c)")
+    ctx.meta["otel_agent.columns"] = names or None
+
+
+wide_option = click.option(
+    "--wide",
+    is_flag=True,
+    default=False,
+    expose_value=False,
+    callback=_remember("otel_agent.wide"),
+    help="table: every column, however wide (by default a table fits the terminal and names what it leaves out).",
+)
+
+columns_option = click.option(
+    "--columns",
+    default=None,
+    metavar="A,B,…",
+    expose_value=False,
+    callback=_column_names,
+    help="Only these columns, in this order (any format).",
+)
+
+
 def limit_option(default: int, what: str) -> Callable[[F], F]:
     return click.option(
         "--limit", type=click.IntRange(min=1), default=default, show_default=True, help=f"How many {what}."
@@ -114,8 +147,12 @@ def limit_option(default: int, what: str) -> Callable[[F], F]:
 
 
 def reading_options(fn: F) -> F:
-    """What every reading command takes: --db (repeatable), --receiver, --token, --format, --max-rows, --archive."""
-    options = (db_option(multiple=True), receiver_option, token_option, format_option, max_rows_option, archive_option)
+    """What every reading command takes: --db (repeatable), --receiver, --token, --format, --wide, --columns,
+    --max-rows, --archive."""
+    options = (
+        db_option(multiple=True), receiver_option, token_option, format_option, wide_option, columns_option,
+        max_rows_option, archive_option,
+    )  # fmt: skip
     for option in reversed(options):
         fn = option(fn)
     return fn

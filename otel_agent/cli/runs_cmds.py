@@ -31,7 +31,10 @@ RUN_SQL = "SELECT * FROM runs_for_run(?)"
 # Every span of the run with what the tree shows: the public per-run view run_spans (docs/views-runs.md).
 TREE_SQL = "SELECT * FROM run_spans_for_run(?) ORDER BY start_time, end_time DESC, span_id"
 
-METRICS_SQL = "SELECT metric, value, unit, labels FROM run_metrics_for_run(?) ORDER BY metric, labels NULLS FIRST"
+# labels hold a JSON object: typed JSON, so --format json carries it as one
+METRICS_SQL = (
+    "SELECT metric, value, unit, labels::JSON AS labels FROM run_metrics_for_run(?) ORDER BY metric, labels NULLS FIRST"
+)
 
 # What the tree shows by default; --all adds the records (evidence, claims, ...) and unclassified spans.
 TREE_CATEGORIES = frozenset(
@@ -348,10 +351,9 @@ def run_command(
         out = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
         emit(QueryResult.of_rows(columns, ["BIGINT", *result.types], out, result.truncated), fmt)
         return
-    for line in summary(found[0]):
-        click.echo(line)
-    click.echo("")
-    for _, _, line in nodes:
+    from otel_agent.cli.render import fit_lines
+
+    for line in fit_lines([*summary(found[0]), "", *(line for _, _, line in nodes)]):
         click.echo(line)
     if result.truncated:
         click.echo(f"(only the first {max_rows} spans: raise --max-rows to see them all)")

@@ -6,6 +6,7 @@ A file held by a running receiver is served by that receiver's own console (``ot
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import signal
 import threading
@@ -37,6 +38,7 @@ def _loopback(host: str) -> bool:
 @click.option("--insecure", is_flag=True, help="Allow binding a non-loopback address without a tokens file.")
 def ui(db: tuple[str, ...], host: str, port: int, tokens_file: str | None, insecure: bool) -> None:
     """Serve the web console over closed DuckDB files (several --db: shards; --archive: + archive), read-only."""
+    from otel_agent.cli.main import CommandFailed
     from otel_agent.console.app import build_ui_app, ui_console
     from otel_agent.errors import OtelAgentError
     from otel_agent.lifecycle.reading import current_archive
@@ -48,15 +50,21 @@ def ui(db: tuple[str, ...], host: str, port: int, tokens_file: str | None, insec
     for path in dbs:
         live = live_receiver(path)
         if live:
-            raise click.ClickException(f"{path} is held by a running receiver, which serves the console: open {live}/")
+            raise CommandFailed(f"{path} is held by a running receiver, which serves the console: open {live}/")
     if not tokens_file and not insecure and not _loopback(host):
-        raise click.ClickException(f"refusing to serve {host} without --tokens-file (or --insecure to serve it open)")
+        raise CommandFailed(f"refusing to serve {host} without --tokens-file (or --insecure to serve it open)")
     try:
         auth = Authenticator.from_file(tokens_file)
         mounted = ui_console(dbs, auth)  # open_readonly reads --archive (set by its option)
         server = HttpServer(build_ui_app(mounted), f"{host}:{port}")
-    except (OtelAgentError, OSError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise CommandFailed(
+                f"port {port} on {host} is in use: choose another with --port (--port 0: any free port)"
+            ) from exc
+        raise CommandFailed(" ".join(str(exc).split())) from exc
+    except OtelAgentError as exc:
+        raise CommandFailed(" ".join(str(exc).split())) from exc
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -6,9 +6,10 @@ It reads jobs from the connection on file descriptor FD (one socket of a socketp
 Arrow IPC streams, not pickled). The first message is the redaction rules; the worker answers
 it with ``"ready"``.
 
-It never outlives the receiver: on Linux the kernel kills it when the thread that started it ends
-(``PR_SET_PDEATHSIG``), and everywhere it exits when its connection closes (the parent's end is closed by
-the kernel when the parent dies) or when its parent PID changes (re-parented to init), checked every second.
+It ignores SIGINT and SIGTERM (the receiver stops it; see ``main``) and never outlives the receiver: on
+Linux the kernel kills it when the thread that started it ends (``PR_SET_PDEATHSIG``), and everywhere it exits
+when its connection closes (the parent's end is closed by the kernel when the parent dies) or when its parent
+PID changes (re-parented to init), checked every second.
 """
 
 from __future__ import annotations
@@ -117,8 +118,12 @@ def main(argv: list[str]) -> int:
     """Entry point of a worker process: ``argv`` is the inherited socket's fd and the parent's pid."""
     fd, parent_pid = int(argv[1]), int(argv[2])
     die_with_parent(parent_pid)
-    # Ctrl-C in a terminal reaches the whole process group: the receiver shuts its workers down itself.
+    # The receiver stops its workers itself (it closes their sockets once every request is answered). A worker
+    # is started in a process group of its own, so Ctrl-C in a terminal and `timeout` (which signal the
+    # receiver's group) do not reach it; SIGTERM and SIGINT sent to every process of a service (systemd's
+    # control group) are ignored, or the receiver would see its workers die while it is still answering.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     serve(Connection(fd), parent_pid)
     return 0
 

@@ -249,6 +249,9 @@ class ProcessDecoder:
                 stdin=subprocess.DEVNULL,
                 env=env,
                 close_fds=True,
+                # its own process group: a signal to the receiver's group (Ctrl-C, `timeout`, `kill -- -PGID`)
+                # is the receiver's to handle; it stops its workers itself (decode_worker.main)
+                process_group=0,
             )
         except OSError as exc:
             log.error("cannot start a decode worker: %s", exc)

@@ -28,6 +28,7 @@ from starlette.routing import BaseRoute, Route
 from otel_agent.errors import OtelAgentError, log_error_reply, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
+from otel_agent.server import wrong_protocol
 from otel_agent.server.api import ApiMethod, api_methods, parse_request
 from otel_agent.server.http_body import MEDIA_TYPE, body_format, declared_length, read_body
 from otel_agent.server.pipeline import IngestPipeline
@@ -196,8 +197,11 @@ class HttpServer:
             lifespan="off",
             access_log=False,
             timeout_graceful_shutdown=5,
+            # uvicorn's loggers propagate to the process's logging (one format: the one `serve` sets up)
+            log_config=None,
         )
         self.server = uvicorn.Server(config)
+        wrong_protocol.install()
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def start(self) -> None:

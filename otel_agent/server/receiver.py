@@ -28,6 +28,7 @@ from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.reading import attach_history, detach_history, refresh_history
 from otel_agent.lifecycle.retention import make_lifecycle
 from otel_agent.query.readonly import lock_down
+from otel_agent.server import wrong_protocol
 from otel_agent.server.auth import Authenticator
 from otel_agent.server.discovery import discovery_path, read_discovery, write_discovery
 from otel_agent.server.grpc_transport import build_grpc_server
@@ -196,7 +197,8 @@ class Receiver:
         self.lifecycle.start()
         self.derived.start()
         self._write_discovery()
-        log.info(
+        wrong_protocol.install(self.grpc_address)
+        log.debug(  # `otel-agent serve` prints its own start-up line; this one is for embedders
             "otel-agent receiver: gRPC %s, HTTP %s, db %s",
             self.grpc_address,
             self.http_address,

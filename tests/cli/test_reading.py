@@ -201,7 +201,7 @@ def test_listing_commands_read_the_views(cli_store: Path) -> None:
     [claim] = json.loads(invoke("claims", "--db", db, "--format", "json").stdout)
     assert (claim["claim_id"], claim["status"], claim["valid_citations"]) == (CLAIM_ID, "supported", 1)
     assert json.loads(invoke("claims", "--db", db, "--format", "json", "--status", "rejected").stdout) == []
-    assert json.loads(invoke("claims", "--db", db, "--format", "json", "--run", "other").stdout) == []
+    assert "no run 'other'" in invoke("claims", "--db", db, "--format", "json", "--run", "other", code=2).stderr
     [artifact] = json.loads(invoke("artifacts", "--db", db, "--format", "json").stdout)
     assert (artifact["artifact_id"], artifact["versions"], artifact["latest_version_id"]) == (
         ARTIFACT_ID,

@@ -1,5 +1,5 @@
-"""Settings docs are generated from config.SETTINGS / ENV_ONLY and checked, so `serve --help`, the README and
-the code cannot drift (issue 11 item 23, issue 12 item 6)."""
+"""Settings docs are generated from config.SETTINGS / ENV_ONLY and checked, so `serve --help`, docs/settings.md
+and the code cannot drift (issue 11 item 23, issue 12 item 6)."""
 
 from __future__ import annotations
 
@@ -14,33 +14,34 @@ from otel_agent.store.prices import PRICES_ENV
 from tests.cli.conftest import ROOT, invoke
 
 SCRIPT = ROOT / "scripts" / "gen_settings_doc.py"
+SETTINGS_DOC = ROOT / "docs" / "settings.md"
 
 
 def gen(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
 
 
-def test_readme_settings_are_fresh() -> None:
+def test_settings_doc_is_fresh() -> None:
     done = gen("--check")
     assert done.returncode == 0, done.stderr
 
 
-def test_a_drifted_readme_fails_the_check(tmp_path: Path) -> None:
-    copy = tmp_path / "README.md"
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_a_drifted_settings_doc_fails_the_check(tmp_path: Path) -> None:
+    copy = tmp_path / "settings.md"
+    text = SETTINGS_DOC.read_text(encoding="utf-8")
     s = SETTINGS[3]
     assert s.help in text
     copy.write_text(text.replace(s.help, s.help + " (edited by hand)"), encoding="utf-8")
-    done = gen("--check", "--readme", str(copy))
+    done = gen("--check", "--doc", str(copy))
     assert done.returncode == 1
     assert "stale" in done.stderr
-    assert gen("--readme", str(copy)).returncode == 0
+    assert gen("--doc", str(copy)).returncode == 0
     assert copy.read_text(encoding="utf-8") == text
 
 
-def test_serve_help_says_what_the_readme_says() -> None:
+def test_serve_help_says_what_the_settings_doc_says() -> None:
     helptext = " ".join(invoke("serve", "--help", env={"COLUMNS": "400"}).stdout.split())
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = SETTINGS_DOC.read_text(encoding="utf-8")
     for s in SETTINGS:
         assert s.flag in helptext, s.name
         assert s.env in helptext, s.name
@@ -69,20 +70,22 @@ def test_one_default_db() -> None:
     assert holders == ["otel_agent/config.py"]
 
 
-def test_every_benchmark_is_in_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Benchmarks") : readme.index("## Layout")]
+def test_every_benchmark_is_documented() -> None:
+    doc = (ROOT / "docs" / "engineering" / "benchmarks.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Benchmarks") :]
     scripts = [p for p in sorted((ROOT / "bench").glob("*.py")) if "__main__" in p.read_text(encoding="utf-8")]
     assert scripts
     assert [p.name for p in scripts if f"bench/{p.name}" not in section] == []
 
 
-def test_quick_start_names_the_go_the_collector_build_needs() -> None:
+def test_the_test_line_names_the_go_the_collector_build_needs() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    quick = readme[readme.index("## Quick start") : readme.index("## What the receiver guarantees")]
+    develop = readme[readme.index("## Develop and test") : readme.index("## License")]
     script = (ROOT / "scripts" / "build_collector.sh").read_text(encoding="utf-8")
-    assert "Go ≥ 1.25" in quick
-    assert "skipped" in quick
+    test_sh = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert "bash scripts/test.sh" in develop
+    assert "Go ≥ 1.25" in develop
     assert "go_minor >= 25" in script
     assert "needs Go >= 1.25" in script
-    assert "start_progress" in script  # the silent compile reports progress
+    assert "minor >= 25" in test_sh
+    assert "start_progress" in script  # the long build reports progress
