@@ -160,15 +160,34 @@ def config_error(make_receiver: Callable[..., Receiver], path: Path, setting: st
     return str(refused.value)
 
 
+def settled(receiver: Receiver | Any, timeout_s: float = 60.0) -> None:
+    """Wait until a running receiver's maintained derived state (store/maintained.py) has folded in every stored
+    row, so that what a test reads next is what the query-time SQL says of everything acknowledged so far (the
+    state lags the raw rows by a step: docs/schema.md). No-op for anything else; fails after ``timeout_s`` (a
+    hang, not a speed bound)."""
+    derived = getattr(receiver, "derived", None)
+    if derived is None or not derived._thread.is_alive():
+        return
+    with store_cursor(receiver.con) as cur:
+        sql = " UNION ALL ".join(f"SELECT max(ingest_seq) AS s FROM {t}" for t in ("spans", "span_events", "logs"))
+        stored = int(cur.execute(f"SELECT coalesce(max(s), 0) FROM ({sql})").fetchall()[0][0])
+    deadline = time.monotonic() + timeout_s
+    while not (derived.stats.ready and derived.stats.seq >= stored and derived.stats.backlog_rows == 0):
+        assert time.monotonic() < deadline, f"the maintained state did not catch up: {derived.report()}"
+        time.sleep(0.02)
+
+
 def rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-    """Committed rows, read through a cursor of the receiver's own connection (as the query API does); any
-    object holding a store connection as ``con`` will do."""
+    """Committed rows, read through a cursor of the receiver's own connection (as the query API does) once its
+    maintained state has caught up (``settled``); any object holding a store connection as ``con`` will do."""
+    settled(receiver)
     with store_cursor(receiver.con) as cur:
         return cur.execute(sql, params or []).fetchall()
 
 
 def dict_rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
     """``rows`` as dicts keyed by column name."""
+    settled(receiver)
     with store_cursor(receiver.con) as cur:
         return as_dicts(cur.execute(sql, params or []))
 

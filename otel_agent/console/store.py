@@ -122,9 +122,8 @@ class Snapshot:
     once.
     """
 
-    def __init__(self, name: str, table: str, max_age_s: float, prepare: str | None = None) -> None:
+    def __init__(self, name: str, table: str, max_age_s: float) -> None:
         self.name, self.table, self.max_age_s = name, table, max_age_s
-        self.prepare = prepare  # a statement creating the macros the list pages read over the copy
         self.db = duckdb.connect(":memory:", config={"temp_directory": ""})  # small: never spills to a .tmp folder
         self.db.execute("SET enable_external_access = false")
         self.taken_at: float | None = None  # time.time() of the copy
@@ -143,8 +142,6 @@ class Snapshot:
             self.db.register("snapshot_new", table)
             self.db.execute(f"CREATE OR REPLACE TABLE {self.table} AS SELECT * FROM snapshot_new")
             self.db.unregister("snapshot_new")
-            if self.prepare:  # a macro binds its table when created: after the first copy
-                self.db.execute(console_sql(self.prepare))
             self.taken_at, self.generation = taken, generation
 
     def stale(self, store: ConsoleStore) -> bool:
@@ -225,7 +222,7 @@ class ConsoleStore:
             thread_name_prefix="console",
             initializer=functools.partial(lower_priority, READER_NICE) if live else None,
         )
-        self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s, "runs_filter")}
+        self.snapshots = {"runs": Snapshot("runs_snapshot", "runs", snapshot_max_age_s)}
         self.results = ResultCache()
         self.closed = False
         self._active: set[duckdb.DuckDBPyConnection] = set()

@@ -130,8 +130,10 @@ def _migrate_4_to_5(con: duckdb.DuckDBPyConnection) -> None:
     maintained state's first build over them goes in bounded steps), and the sequence starts past them."""
     top = 0
     for table in SEQ_TABLES:
-        con.execute(f"ALTER TABLE {table} ADD COLUMN ingest_seq BIGINT")
-        con.execute(f"UPDATE {table} SET ingest_seq = rowid // {ROW_GROUP_SIZE} + 1")
+        columns = "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND database_name = current_database()"
+        if "ingest_seq" not in {r[0] for r in con.execute(columns, [table]).fetchall()}:
+            con.execute(f"ALTER TABLE {table} ADD COLUMN ingest_seq BIGINT")
+        con.execute(f"UPDATE {table} SET ingest_seq = rowid // {ROW_GROUP_SIZE} + 1 WHERE ingest_seq IS NULL")
         top = max(top, int(con.execute(f"SELECT coalesce(max(ingest_seq), 0) FROM {table}").fetchall()[0][0]))
     con.execute(f"CREATE SEQUENCE IF NOT EXISTS ingest_seq_gen START WITH {top + 1}")
     for table in SEQ_TABLES:

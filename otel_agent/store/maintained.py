@@ -42,6 +42,7 @@ from typing import Any
 import duckdb
 
 from otel_agent.store.database import derived_fingerprint, store_cursor
+from otel_agent.store.readers import readers_of
 from otel_agent.store.statements import statement
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,10 @@ SHARE = 0.2
 least d × (1 − share) / share."""
 IDLE_SHARE = 0.9
 """The same while the writer has nothing queued."""
+YIELD_TO_RECYCLE_S = 5.0
+"""How long the thread holds off at most while the writer waits to re-attach the store (store/recycle.py): a step
+holds a cursor for seconds, and the writer never waits for one, so without this it could rarely find the store
+free."""
 ERROR_BACKOFF_S = 5.0
 """How long the thread waits after a failed step before it tries again."""
 
@@ -118,13 +123,15 @@ def has_maintained_state(con: duckdb.DuckDBPyConnection) -> bool:
 def mark_deleted(con: duckdb.DuckDBPyConnection, table: str, keys: Any) -> None:
     """Before retention deletes the rows of ``table`` listed in the relation ``lc_keys`` it registered (``keys``,
     Arrow: ``lc_rowid`` and the table's keys, sorted by rowid), in the same transaction: mark the traces whose runs
-    the deletion changes (maintained/mark_deleted.sql)."""
-    if table not in ("spans", "span_events", "logs") or keys.num_rows == 0:
+    the deletion changes (maintained/mark_deleted_*.sql)."""
+    if keys.num_rows == 0:
         return
-    con.execute("SET VARIABLE oa_table = ?", [table])
-    con.execute("SET VARIABLE oa_lo_rowid = ?", [int(keys["lc_rowid"][0].as_py())])
-    con.execute("SET VARIABLE oa_hi_rowid = ?", [int(keys["lc_rowid"][-1].as_py())])
-    con.execute(statement("maintained/mark_deleted"))
+    if table in ("spans", "span_events"):
+        con.execute(statement("maintained/mark_deleted_spans"))
+    elif table == "logs":
+        con.execute("SET VARIABLE oa_lo_rowid = ?", [int(keys["lc_rowid"][0].as_py())])
+        con.execute("SET VARIABLE oa_hi_rowid = ?", [int(keys["lc_rowid"][-1].as_py())])
+        con.execute(statement("maintained/mark_deleted_logs"))
 
 
 def reads_maintained_runs(con: duckdb.DuckDBPyConnection) -> bool:
@@ -142,7 +149,8 @@ def is_current(con: duckdb.DuckDBPyConnection) -> bool:
     seq = int(_meta(con, SEQ_KEY) or 0)
     con.execute("SET VARIABLE oa_lo = ?", [seq])
     catalog = str(con.execute("SELECT current_database()").fetchall()[0][0])
-    return not con.execute(_script("backlog", catalog)).fetchall()
+    marked = con.execute("SELECT count(*) FROM dirty_traces").fetchall()[0][0]
+    return not marked and not con.execute(_script("backlog", catalog)).fetchall()
 
 
 @dataclass
@@ -210,7 +218,13 @@ class DerivedState:
                 return
 
     def _run(self) -> None:
+        held_off = 0.0
         while not self._stop.is_set():
+            if readers_of(self.con).wanted and held_off < YIELD_TO_RECYCLE_S:  # the writer wants the store alone
+                held_off += self.poll_s
+                self._stop.wait(self.poll_s)
+                continue
+            held_off = 0.0
             try:
                 more = self.step()
             except Exception as exc:  # never let the thread die: log, back off, try again

@@ -32,6 +32,9 @@ class StoreReaders:
         self._cond = threading.Condition()
         self._reading = 0
         self._alone = False
+        self.wanted = False
+        """The writer found readers when it wanted the store alone and will try again (after its next checkpoint):
+        a reader that can wait (the maintained state's thread) holds off meanwhile."""
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -51,6 +54,7 @@ class StoreReaders:
         """True when no cursor reads the store: no reader starts until the block ends. False at once otherwise."""
         with self._cond:
             free = not self._reading and not self._alone
+            self.wanted = not free
             if free:
                 self._alone = True
         try:

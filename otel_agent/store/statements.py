@@ -65,7 +65,8 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "step_dirty",
         "step_scope",
         "step_apply",
-        "mark_deleted",
+        "mark_deleted_spans",
+        "mark_deleted_logs",
     ),
     # The console's page queries (parameterised SELECTs over the public views; runs_list and runs_chart over
     # its private snapshot of the runs view, a table of the same name and columns): otel_agent/store/console/.

@@ -19,7 +19,8 @@ from otel_agent.store.shards import RAW_TABLES
 from otel_agent.store.statements import DERIVED_FOLDERS, ddl
 
 # Columns that differ between two stores fed the same data: when the receiver committed the row.
-VOLATILE_COLUMNS = {"received_at"}
+VOLATILE_COLUMNS = {"received_at", "ingest_seq"}
+"""Columns that say when and in which group commit a store took a row, not what the row is."""
 _CREATE_VIEW = re.compile(
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)", re.IGNORECASE
 )

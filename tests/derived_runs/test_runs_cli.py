@@ -88,7 +88,7 @@ def test_metrics(demo_store: Path) -> None:
     assert values["usage.provider_calls"] == 5
     assert values["reliability.guard_blocks"] == 1
     assert values["cost.total_usd"] == pytest.approx(0.01)
-    assert {r["unit"] for r in rows} == {"USD", "{count}", "{token}", "ms"}
+    assert {r["unit"] for r in rows} == {"USD", "{count}", "{token}", "ms", "1"}  # "1": the quality ratios
 
 
 def test_unknown_run_is_an_error(demo_store: Path) -> None:

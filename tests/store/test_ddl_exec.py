@@ -136,9 +136,8 @@ def maintained_cursor(cur: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBP
     with store_cursor(cur) as mcur:
         mcur.execute("BEGIN")
         try:
-            for name in ("oa_lo", "oa_hi", "oa_lo_rowid", "oa_hi_rowid"):
+            for name in ("oa_lo", "oa_hi", "oa_lo_rowid", "oa_hi_rowid"):  # what the scripts read
                 mcur.execute(f"SET VARIABLE {name} = 0")
-            mcur.execute("SET VARIABLE oa_table = 'logs'")
             # what store/maintained.py makes between the scripts
             mcur.execute("CREATE TEMP TABLE _m_scope_traces (h UBIGINT, trace_id VARCHAR)")
             mcur.execute("CREATE TEMP TABLE _m_runs_touched (run_h UBIGINT, run_id VARCHAR)")

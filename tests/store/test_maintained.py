@@ -24,6 +24,7 @@ from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
 from otel_agent.store.maintained import FINGERPRINT_KEY, reads_maintained_runs
 from otel_agent.store.shards import open_read_only
+from otel_agent.store.statements import statement
 from tests.conftest import free_port, rows
 from tests.maintained_support import (
     T0,
@@ -383,6 +384,7 @@ def test_a_version_4_store_is_migrated_and_its_runs_built(tmp_path: Path, make_r
     con.execute("DROP SEQUENCE ingest_seq_gen")
     con.execute("UPDATE otel_agent_meta SET value = '4' WHERE key = 'schema_version'")
     con.execute("DELETE FROM otel_agent_meta WHERE key LIKE 'maintained%'")
+    con.execute(statement("views/runs/span_fields"))  # the query-time oa_scoped_spans, as version 4 had
     con.execute("CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL)")
     for table in ("trace_commits", "run_traces", "dirty_traces", "run_summary"):
         con.execute(f"DROP TABLE {table}")

@@ -34,6 +34,7 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
     }
 
     def load(q: Any) -> dict[str, Any]:
+        q.scope("runs_filter")  # the filter macro, a TEMP macro of this cursor
         rows = q.rows("runs_list", **filters, sort=sort, desc=desc, limit=limit + 1, offset=offset)
         return {
             "rows": rows,
@@ -45,12 +46,7 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
     live = await console.store.call(console.store.runs_maintained)
     if live:  # the runs view reads the maintained rows: a page costs what it shows, and is as new as the store
         taken_at = _time.time()
-
-        def load_live(q: Any) -> dict[str, Any]:
-            q.scope("runs_filter")
-            return load(q)
-
-        data = await console.store.load(load_live, key=("runs", *args))
+        data = await console.store.load(load, key=("runs", *args))
     else:  # runs computed from raw (the state is being built, or live ∪ archive): a copy, refreshed on demand
         refresh = request.query_params.get("refresh") == "1"
         data, taken_at = await console.store.from_snapshot("runs", load, refresh=refresh, args=args)
