@@ -264,6 +264,11 @@ class Receiver:
         if derived is not None:
             derived.close()
         self.writer.close()
+        if derived is not None and derived.started:
+            try:  # what the writer committed last, folded in (or the runs view computes from raw again)
+                derived.finish()
+            except Exception as exc:  # the next start continues from the watermark
+                log.error("maintained state: finishing at stop failed: %s", exc)
         self.decoder.close()
         detach_history(self.con)
         try:

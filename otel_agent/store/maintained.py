@@ -81,6 +81,8 @@ YIELD_TO_RECYCLE_S = 5.0
 """How long the thread holds off at most while the writer waits to re-attach the store (store/recycle.py): a step
 holds a cursor for seconds, and the writer never waits for one, so without this it could rarely find the store
 free."""
+FINISH_S = 10.0
+"""How long a stopping writer folds in what is left (``DerivedState.finish``)."""
 ERROR_BACKOFF_S = 5.0
 """How long the thread waits after a failed step before it tries again."""
 
@@ -89,7 +91,7 @@ def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     """The derived SQL's fingerprint with the maintained SQL and the price table ``con`` holds now (a user price
     file changes what the state holds)."""
     digest = hashlib.sha256(derived_fingerprint().encode())
-    for name in ("state", "runs_view", "scoped_spans", "step_dirty", "step_scope", "step_apply"):
+    for name in ("state", "runs_view", "scoped_spans", "query_time_views", "step_dirty", "step_scope", "step_apply"):
         digest.update(statement(f"maintained/{name}").encode())
     prices = con.execute("SELECT * FROM price_table ORDER BY ALL").fetchall()
     digest.update(repr(prices).encode())
@@ -201,6 +203,11 @@ class DerivedState:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="otel-agent-derived", daemon=True)
 
+    @property
+    def started(self) -> bool:
+        """Whether the thread was started (a receiver that failed to start never starts it)."""
+        return self._thread.ident is not None
+
     def start(self) -> DerivedState:
         self._thread.start()
         return self
@@ -216,6 +223,29 @@ class DerivedState:
         for _ in range(max_steps):
             if not self.step():
                 return
+
+    def finish(self, within_s: float = FINISH_S) -> None:
+        """At a writer's stop, after ``close``: fold in what is left for at most ``within_s``; when that is not
+        enough, the file's runs view computes from raw again, so that whoever opens the file next (DuckDB alone
+        included) reads complete runs; the next writer continues the state from its watermark."""
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            if not self.step():
+                return
+        with store_cursor(self.con) as cur:
+            cur.execute("BEGIN")
+            try:
+                cur.execute(statement("maintained/query_time_views"))
+                cur.execute(statement("views/runs/span_fields"))  # the query-time oa_scoped_spans
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        self.stats.ready = False
+        log.info(
+            "maintained state: %d rows not folded in at stop; the runs view reads raw until it has",
+            self.stats.backlog_rows,
+        )
 
     def _run(self) -> None:
         held_off = 0.0

@@ -61,6 +61,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "drop_state",
         "runs_view",
         "scoped_spans",
+        "query_time_views",
         "backlog",
         "step_dirty",
         "step_scope",
