@@ -177,10 +177,14 @@ def settled(receiver: Receiver | Any, timeout_s: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-def rows(receiver: Receiver | Any, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+def rows(
+    receiver: Receiver | Any, sql: str, params: list[Any] | None = None, *, settle: bool = True
+) -> list[tuple[Any, ...]]:
     """Committed rows, read through a cursor of the receiver's own connection (as the query API does) once its
-    maintained state has caught up (``settled``); any object holding a store connection as ``con`` will do."""
-    settled(receiver)
+    maintained state has caught up (``settled``; ``settle=False``: at once, for raw rows that another thread may
+    change meanwhile); any object holding a store connection as ``con`` will do."""
+    if settle:
+        settled(receiver)
     with store_cursor(receiver.con) as cur:
         return cur.execute(sql, params or []).fetchall()
 

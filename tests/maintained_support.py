@@ -144,7 +144,7 @@ PER_RUN = ("classified_spans_for_run", "run_metrics_for_run", "cost_breakdown_fo
 
 
 def _query_time_scope(cur: Any) -> None:
-    """Shadow the store's oa_scoped_spans (the maintained one, store/maintained/scoped_spans.sql) on ``cur`` with
+    """Shadow the store's oa_scoped_spans (the maintained one, store/maintenance/scoped_spans.sql) on ``cur`` with
     the query-time definition of views/runs/020_span_fields.sql, as a TEMP macro."""
     for part in cur.extract_statements(statement("views/runs/span_fields")):
         if "MACRO oa_scoped_spans" in part.query:

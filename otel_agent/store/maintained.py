@@ -64,7 +64,7 @@ _STEP_TABLES = (
     "_m_extra",
     "_m_rows",
 )
-"""The TEMP tables of a step (maintained/step_*.sql), dropped after it."""
+"""The TEMP tables of a step (maintenance/step_*.sql), dropped after it."""
 
 STEP_ROWS = 100_000
 """Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more). A step costs a
@@ -92,14 +92,14 @@ def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     file changes what the state holds)."""
     digest = hashlib.sha256(derived_fingerprint().encode())
     for name in ("state", "runs_view", "scoped_spans", "query_time_views", "step_dirty", "step_scope", "step_apply"):
-        digest.update(statement(f"maintained/{name}").encode())
+        digest.update(statement(f"maintenance/{name}").encode())
     prices = con.execute("SELECT * FROM price_table ORDER BY ALL").fetchall()
     digest.update(repr(prices).encode())
     return "sha256:" + digest.hexdigest()
 
 
 def _script(name: str, catalog: str) -> str:
-    return statement(f"maintained/{name}").replace("oa_store.", f'"{catalog}".main.')
+    return statement(f"maintenance/{name}").replace("oa_store.", f'"{catalog}".main.')
 
 
 def _meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
@@ -125,15 +125,15 @@ def has_maintained_state(con: duckdb.DuckDBPyConnection) -> bool:
 def mark_deleted(con: duckdb.DuckDBPyConnection, table: str, keys: Any) -> None:
     """Before retention deletes the rows of ``table`` listed in the relation ``lc_keys`` it registered (``keys``,
     Arrow: ``lc_rowid`` and the table's keys, sorted by rowid), in the same transaction: mark the traces whose runs
-    the deletion changes (maintained/mark_deleted_*.sql)."""
+    the deletion changes (maintenance/mark_deleted_*.sql)."""
     if keys.num_rows == 0:
         return
     if table in ("spans", "span_events"):
-        con.execute(statement("maintained/mark_deleted_spans"))
+        con.execute(statement("maintenance/mark_deleted_spans"))
     elif table == "logs":
         con.execute("SET VARIABLE oa_lo_rowid = ?", [int(keys["lc_rowid"][0].as_py())])
         con.execute("SET VARIABLE oa_hi_rowid = ?", [int(keys["lc_rowid"][-1].as_py())])
-        con.execute(statement("maintained/mark_deleted_logs"))
+        con.execute(statement("maintenance/mark_deleted_logs"))
 
 
 def reads_maintained_runs(con: duckdb.DuckDBPyConnection) -> bool:
@@ -235,7 +235,7 @@ class DerivedState:
         with store_cursor(self.con) as cur:
             cur.execute("BEGIN")
             try:
-                cur.execute(statement("maintained/query_time_views"))
+                cur.execute(statement("maintenance/query_time_views"))
                 cur.execute(statement("views/runs/span_fields"))  # the query-time oa_scoped_spans
                 cur.execute("COMMIT")
             except BaseException:
@@ -297,7 +297,7 @@ class DerivedState:
             return True
 
     def _waiting(self, backlog: list[tuple[Any, ...]]) -> None:
-        """Report ``backlog`` (rows of maintained/backlog.sql: seq, rows, oldest receive time) as waiting."""
+        """Report ``backlog`` (rows of maintenance/backlog.sql: seq, rows, oldest receive time) as waiting."""
         self.stats.backlog_commits = len(backlog)
         self.stats.backlog_rows = sum(int(r[1]) for r in backlog)
         oldest = min((r[2] for r in backlog if r[2] is not None), default=None)
@@ -335,9 +335,9 @@ class DerivedState:
             return
         con.execute("BEGIN")
         try:
-            con.execute(statement("maintained/drop_state"))
+            con.execute(statement("maintenance/drop_state"))
             con.execute(statement("views/runs/span_fields"))  # the query-time oa_scoped_spans
-            con.execute(statement("maintained/state"))
+            con.execute(statement("maintenance/state"))
             _set_meta(con, SEQ_KEY, "0")
             _set_meta(con, FINGERPRINT_KEY, fingerprint)
             con.execute("COMMIT")
@@ -352,8 +352,8 @@ class DerivedState:
     def _install_view(self, con: duckdb.DuckDBPyConnection) -> None:
         con.execute("BEGIN")
         try:
-            con.execute(statement("maintained/runs_view"))
-            con.execute(statement("maintained/scoped_spans"))
+            con.execute(statement("maintenance/runs_view"))
+            con.execute(statement("maintenance/scoped_spans"))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -56,7 +56,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
     ),
     # The maintained derived state (store/maintained.py): its tables, the runs view over them, and the writer's
     # steps that keep them (each a script run on the writer's connection, with oa_store. naming the store).
-    "maintained": (
+    "maintenance": (
         "state",
         "drop_state",
         "runs_view",

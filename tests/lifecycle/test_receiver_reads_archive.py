@@ -21,7 +21,8 @@ def test_query_api_and_console_read_live_and_archive(make_receiver, tmp_path) ->
     assert query_api(r, "SELECT count(*), count(DISTINCT span_id) FROM spans") == [[540, 540]]
     assert query_api(r, "SELECT count(*) FROM runs") == [[540]]  # every derived view reads the whole history
     send(r.grpc_address, old[:10])  # re-delivered after deletion: live again and archived, still counted once
-    assert rows(r, "SELECT count(*) FROM spans") == [(50,)]
+    # read at once: retention deletes the re-delivered spans again once it next plans
+    assert rows(r, "SELECT count(*) FROM spans", settle=False) == [(50,)]
     assert query_api(r, "SELECT count(*) FROM spans") == [[540]]
     assert query_api(r, "SELECT count(*) FROM otel_agent.main.spans") == [[50]]  # the store's own table: live only
     # The console reads the same catalog: an archived-only run's page shows it.

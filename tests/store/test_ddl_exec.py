@@ -91,11 +91,11 @@ def run_every_query(cur: duckdb.DuckDBPyConnection, statements: tuple[Statement,
     cur.execute("BEGIN")
     try:
         for stmt in queries() if statements is None else statements:
-            if stmt.name.startswith("maintained/"):  # the maintained state's scripts: run whole, rolled back
+            if stmt.name.startswith("maintenance/"):  # the maintained state's scripts: run whole, rolled back
                 if "maintained" not in scope_cursors:
                     scope_cursors["maintained"] = opened.enter_context(maintained_cursor(cur))
                 try:  # each over the state's tables (drop_state drops them)
-                    scope_cursors["maintained"].execute(statement("maintained/state"))
+                    scope_cursors["maintained"].execute(statement("maintenance/state"))
                     scope_cursors["maintained"].execute(maintained_script(stmt.name, scope_cursors["maintained"]))
                 except duckdb.Error as exc:
                     pytest.fail(f"query {stmt.name} (otel_agent/store/{stmt.path}) fails: {exc}")

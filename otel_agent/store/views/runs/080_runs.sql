@@ -135,7 +135,7 @@ FROM joined;
 
 -- oa_run_rows(source): the runs rows of the classified spans in relation `source` (oa_classified's columns; a
 -- table, view or CTE named by a string): runs_for_run over oa_classified, and the maintained state over the
--- classified spans of the traces it folds again (store/maintained/step_apply.sql), one SQL for both.
+-- classified spans of the traces it folds again (store/maintenance/step_apply.sql), one SQL for both.
 -- It prices the run's classified spans without placing them in steps and skills (oa_priced_in over
 -- oa_classified, not oa_priced): no column of a run's row depends on the placement, whose recursive walks are
 -- about a third of the operators a run's classification plans (docs/views-runs.md "Performance"). `classified`
@@ -160,5 +160,5 @@ WITH run_classified AS (
 SELECT * FROM oa_run_rows('run_classified');
 
 -- The runs view computed from raw spans at query time. A store written by a receiver replaces it with the
--- maintained rows once they have caught up (store/maintained/runs_view.sql); shards and live ∪ archive read this.
+-- maintained rows once they have caught up (store/maintenance/runs_view.sql); shards and live ∪ archive read this.
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
