@@ -30,6 +30,7 @@ def span(
     end: int | None = None,
     error: str | None = None,
     exception: str | None = None,
+    events: Sequence[tuple[str, dict[str, Any]]] = (),
 ) -> dict[str, Any]:
     """One span as a dict (ids derived from the numbers; times in ns after T0)."""
     return {
@@ -42,6 +43,7 @@ def span(
         "end": T0 + trace * 10_000_000 + (end if end is not None else start + 5_000_000),
         "error": error,
         "exception": exception,
+        "events": list(events),
     }
 
 
@@ -65,6 +67,11 @@ def trace_request(spans: Sequence[dict[str, Any]], service: str = "svc") -> Expo
             ev.name = "exception"
             ev.time_unix_nano = sp["end"]
             ev.attributes.extend(kvs({"exception.type": sp["exception"], "exception.message": "boom"}))
+        for name, attrs in sp.get("events", ()):
+            ev = s.events.add()
+            ev.name = name
+            ev.time_unix_nano = sp["start"] + 1
+            ev.attributes.extend(kvs(attrs))
     return req
 
 
@@ -130,13 +137,43 @@ def runs_both_ways(con: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]
 
 def assert_same_runs(con: Any) -> list[dict[str, Any]]:
     """The maintained runs equal the query-time ones, row by row and column by column (doubles to 1e-9: a sum's
-    last bits depend on the order DuckDB adds in); returns them."""
+    last bits depend on the order DuckDB adds in), and so do the health views (``assert_same_health``); returns
+    the runs."""
     maintained, computed = runs_both_ways(con)
     assert [r["run_id"] for r in maintained] == [r["run_id"] for r in computed]
     for m, c in zip(maintained, computed, strict=True):
         differ = {k: (m[k], c[k]) for k in c if not _close(m[k], c[k])}
         assert not differ, (m["run_id"], differ)
+    assert_same_health(con)
     return maintained
+
+
+HEALTH = (
+    "SELECT * FROM provider_health ORDER BY ALL",
+    "SELECT * FROM skill_health ORDER BY ALL",
+    "SELECT * FROM tool_usage ORDER BY ALL",
+    # a window that cuts through the scenario's traces (T0 + 3.5e7 ns .. T0 + 2.5e8 ns)
+    f"SELECT * FROM provider_health_between(make_timestamp_ns({T0 + 35_000_000}), "
+    f"make_timestamp_ns({T0 + 250_000_000})) ORDER BY ALL",
+    f"SELECT * FROM tool_usage_between(make_timestamp_ns({T0 + 35_000_000}), NULL) ORDER BY ALL",
+)
+"""The health views compared by ``assert_same_health``."""
+
+
+def health_both_ways(con: Any) -> list[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
+    """Each ``HEALTH`` query's rows as the store answers it (over the maintained facts where the state is current)
+    and from raw (oa_health_facts() shadowed by its query-time definition on a second cursor)."""
+    with store_cursor(con) as fast, store_cursor(con) as slow:
+        slow.execute("CREATE OR REPLACE TEMP MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed()")
+        return [(fast.execute(sql).fetchall(), slow.execute(sql).fetchall()) for sql in HEALTH]
+
+
+def assert_same_health(con: Any) -> None:
+    """provider_health, skill_health, tool_usage (all time and windowed) equal their query-time rows."""
+    for sql, (a, b) in zip(HEALTH, health_both_ways(con), strict=True):
+        assert len(a) == len(b), (sql, a, b)
+        for x, y in zip(a, b, strict=True):
+            assert all(_close(p, q) for p, q in zip(x, y, strict=True)), (sql, x, y)
 
 
 PER_RUN = ("classified_spans_for_run", "run_metrics_for_run", "cost_breakdown_for_run", "runs_for_run")

@@ -162,6 +162,33 @@ def scenario_spans() -> list[dict[str, Any]]:
             start=1000,
         ),
         span(5, 2, 0, "tool", {"openinference.span.kind": "TOOL", "tool.name": "calc"}, start=2_000_000),
+        # health facts: a tool span inside a tool span (one invocation), a skill, a call that fell back
+        span(5, 3, 2, "tool", {"openinference.span.kind": "TOOL", "tool.name": "calc"}, start=2_100_000),
+        span(
+            7,
+            0,
+            None,
+            "summarise",
+            {"otel_agent.record.kind": "skill_invocation", "otel_agent.skill.name": "summarise",
+             "otel_agent.skill.version": "2"},
+            end=8_000_000,
+            error="failed",
+        ),
+        span(
+            7,
+            1,
+            0,
+            "chat gpt-4o",
+            chat("gpt-4o", 40, **{"otel_agent.retry.count": 2}),
+            start=1000,
+            events=[
+                (
+                    "otel_agent.fallback",
+                    {"otel_agent.fallback.from_provider": "Anthropic", "otel_agent.fallback.from_model": "claude",
+                     "otel_agent.fallback.to_provider": "openai", "otel_agent.fallback.to_model": "gpt-4o"},
+                )
+            ],
+        ),
         # two roots (the parent of the second was never sent)
         span(6, 0, None, "chat a", chat("gpt-4o", 10), start=0),
         span(6, 1, 99, "chat b", chat("gpt-4o", 20), start=1_000_000),
@@ -227,7 +254,7 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     assert derived["ready"]
     assert derived["backlog_rows"] == 0
     # the view really reads the maintained rows, and they are the answers the scenario was built for
-    assert rows(receiver, "SELECT count(*) FROM run_summary")[0][0] == len(runs) == 35
+    assert rows(receiver, "SELECT count(*) FROM run_summary")[0][0] == len(runs) == 36
     assert "run_summary" in rows(receiver, "SELECT sql FROM duckdb_views() WHERE view_name = 'runs'")[0][0]
     x = runs["run-x"]
     assert (x["provider_calls"], x["errors"], x["input_tokens"]) == (2, 1, 1500)
@@ -235,6 +262,14 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     assert (planner["provider_calls"], planner["cost_usd"], planner["errors"]) == (1, 0.5, 1)
     assert runs[f"{4:032x}"]["error_type"] == "RunError"
     assert runs[f"{6:032x}"]["provider_calls"] == 2
+    # the health views read the maintained facts, and count what the scenario holds
+    assert rows(receiver, "SELECT count(*) FROM health_facts WHERE kind = 'fallback'")[0][0] == 1
+    providers = {(r[0], r[1]): r for r in rows(receiver, "SELECT * FROM provider_health")}
+    assert providers[("anthropic", "claude")][6] == 1  # fallbacks_out
+    assert providers[("openai", "gpt-4o")][7] == 1  # fallbacks_in
+    assert rows(receiver, "SELECT skill_ref, invocations, errors FROM skill_health") == [("summarise@2", 1, 1)]
+    tools = dict(rows(receiver, "SELECT tool_name, calls FROM tool_usage"))
+    assert tools == {"search": 1, "calc": 1}  # the tool span inside a tool span is the same invocation
     # one run's views read its spans through the state too (the run page): the same rows as a scan by id,
     # also for a run with a span the state has not folded yet
     post(base, trace_request([span(3, 9, 0, "chat late", chat("gpt-4o", 1))]))
@@ -310,7 +345,7 @@ def test_kill_9_at_any_point_then_restart_catches_up(tmp_path: Path) -> None:
     store = _Con(db)
     try:
         runs = assert_same_runs(store.con)
-        assert len(runs) == 35
+        assert len(runs) == 36
         assert reads_maintained_runs(store.con)
     finally:
         store.con.close()
@@ -347,7 +382,7 @@ def test_retention_deletes_give_the_query_time_runs(make_receiver: Any) -> None:
         time.sleep(0.1)
     wait_maintained(base, receiver.con)
     runs = {r["run_id"]: r for r in assert_same_runs(receiver.con)}
-    assert len(runs) == 35 + 2  # the recent copies (run-x among them), and what is left of traces 3 and 4
+    assert len(runs) == 36 + 2  # the recent copies (run-x among them), and what is left of traces 3 and 4
     assert runs[f"{3:032x}"]["agent_name"] is None  # its root (the agent) was deleted
 
 
@@ -367,7 +402,7 @@ def test_a_changed_fingerprint_rebuilds_from_raw(tmp_path: Path, make_receiver: 
     derived = wait_maintained(base, receiver.con)
     assert derived["rebuilds"] == 1
     runs = assert_same_runs(receiver.con)
-    assert len(runs) == 35
+    assert len(runs) == 36
     assert max(r["provider_calls"] for r in runs) < 99
 
 
@@ -386,7 +421,8 @@ def test_a_version_4_store_is_migrated_and_its_runs_built(tmp_path: Path, make_r
     con.execute("DELETE FROM otel_agent_meta WHERE key LIKE 'maintained%'")
     con.execute(statement("views/runs/span_fields"))  # the query-time oa_scoped_spans, as version 4 had
     con.execute("CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL)")
-    for table in ("trace_commits", "run_traces", "dirty_traces", "run_summary"):
+    con.execute("CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed()")
+    for table in ("trace_commits", "run_traces", "dirty_traces", "run_summary", "health_facts"):
         con.execute(f"DROP TABLE {table}")
     con.close()
     receiver = make_receiver(db=db)
@@ -394,7 +430,7 @@ def test_a_version_4_store_is_migrated_and_its_runs_built(tmp_path: Path, make_r
     assert rows(receiver, "SELECT count(*) FROM spans WHERE ingest_seq IS NULL")[0][0] == 0
     post(base, trace_request([span(77, 0, None, "chat x", chat("gpt-4o", 5))]))
     wait_maintained(base, receiver.con)
-    assert len(assert_same_runs(receiver.con)) == 36
+    assert len(assert_same_runs(receiver.con)) == 36 + 1
     assert stored_seq(receiver.con) > 0
 
 
@@ -410,6 +446,6 @@ def test_a_file_whose_state_lags_is_read_through_the_query_time_views(tmp_path: 
     con.close()  # rows stored after the state was built, never folded in (as after a kill -9)
     reader = open_read_only([str(db)])
     try:
-        assert reader.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 35
+        assert reader.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 36
     finally:
         reader.close()

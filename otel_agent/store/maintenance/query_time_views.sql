@@ -2,3 +2,4 @@
 -- 020_span_fields.sql), kept over the maintained state's tables: store/maintained.py installs them when a writer
 -- stops before its state has caught up, so that a reader of the file with DuckDB alone reads complete runs.
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
+CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed();

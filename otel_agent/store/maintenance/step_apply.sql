@@ -18,6 +18,12 @@ INSERT INTO run_traces
     FROM _m_cls
     WHERE trace_id IN (SELECT trace_id FROM _m_dirty);
 
+-- the health facts of every trace in scope (each fact depends on its own trace only)
+DELETE FROM health_facts
+WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM _m_scope_traces);
+
+INSERT INTO health_facts SELECT hash(trace_id), * FROM oa_health_facts_computed();
+
 -- a trace retention emptied: forget its commits too
 DELETE FROM trace_commits
 WHERE h IN (
