@@ -169,8 +169,11 @@ def scenario_spans() -> list[dict[str, Any]]:
             0,
             None,
             "summarise",
-            {"otel_agent.record.kind": "skill_invocation", "otel_agent.skill.name": "summarise",
-             "otel_agent.skill.version": "2"},
+            {
+                "otel_agent.record.kind": "skill_invocation",
+                "otel_agent.skill.name": "summarise",
+                "otel_agent.skill.version": "2",
+            },
             end=8_000_000,
             error="failed",
         ),
@@ -184,8 +187,12 @@ def scenario_spans() -> list[dict[str, Any]]:
             events=[
                 (
                     "otel_agent.fallback",
-                    {"otel_agent.fallback.from_provider": "Anthropic", "otel_agent.fallback.from_model": "claude",
-                     "otel_agent.fallback.to_provider": "openai", "otel_agent.fallback.to_model": "gpt-4o"},
+                    {
+                        "otel_agent.fallback.from_provider": "Anthropic",
+                        "otel_agent.fallback.from_model": "claude",
+                        "otel_agent.fallback.to_provider": "openai",
+                        "otel_agent.fallback.to_model": "gpt-4o",
+                    },
                 )
             ],
         ),

@@ -5,8 +5,8 @@ usage over a chosen time range, with charts. Without ``from`` / ``to`` the page 
 be a call, skill or tool is parsed, once).
 
 Queries: store/console/health_scope.sql (without the maintained state: the spans parsed once for the health
-macros, the window applied before they are; with it the macros read the window's maintained facts), providers_health.sql, proxy_health.sql, skills_health.sql, tools_usage.sql. Template:
-templates/providers.html.
+macros, the window applied before they are; with it the macros read the window's maintained facts),
+providers_health.sql, proxy_health.sql, skills_health.sql, tools_usage.sql. Template: templates/providers.html.
 """
 
 from __future__ import annotations
