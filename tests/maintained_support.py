@@ -156,20 +156,30 @@ HEALTH = (
     f"SELECT * FROM provider_health_between(make_timestamp_ns({T0 + 35_000_000}), "
     f"make_timestamp_ns({T0 + 250_000_000})) ORDER BY ALL",
     f"SELECT * FROM tool_usage_between(make_timestamp_ns({T0 + 35_000_000}), NULL) ORDER BY ALL",
+    "SELECT * FROM receipt_transition_spans ORDER BY ALL",
+    # receipts as of two times: while the scenario's work is fresh, and long after (windows passed)
+    f"SELECT * FROM receipt_state_at(CAST(make_timestamp_ns({T0 + 80_000_000}) AS TIMESTAMP)) ORDER BY ALL",
+    f"SELECT * FROM receipt_attempts_at(CAST(make_timestamp_ns({T0 + 10**13}) AS TIMESTAMP)) ORDER BY ALL",
 )
-"""The health views compared by ``assert_same_health``."""
+"""The aggregate views compared by ``assert_same_health``: they read the maintained facts and receipt candidates."""
+
+SWITCHED = ("oa_health_facts", "oa_receipt_candidates")
+"""The macros that read the maintained state once it is current (store/maintenance/runs_view.sql); each has a
+query-time twin named ``<name>_computed``."""
 
 
 def health_both_ways(con: Any) -> list[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
     """Each ``HEALTH`` query's rows as the store answers it (over the maintained facts where the state is current)
     and from raw (oa_health_facts() shadowed by its query-time definition on a second cursor)."""
     with store_cursor(con) as fast, store_cursor(con) as slow:
-        slow.execute("CREATE OR REPLACE TEMP MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed()")
+        for name in SWITCHED:
+            slow.execute(f"CREATE OR REPLACE TEMP MACRO {name}() AS TABLE SELECT * FROM {name}_computed()")
         return [(fast.execute(sql).fetchall(), slow.execute(sql).fetchall()) for sql in HEALTH]
 
 
 def assert_same_health(con: Any) -> None:
-    """provider_health, skill_health, tool_usage (all time and windowed) equal their query-time rows."""
+    """provider_health, skill_health, tool_usage (all time and windowed) and the receipt views equal their
+    query-time rows."""
     for sql, (a, b) in zip(HEALTH, health_both_ways(con), strict=True):
         assert len(a) == len(b), (sql, a, b)
         for x, y in zip(a, b, strict=True):

@@ -41,6 +41,16 @@ from tests.maintained_support import (
 OURS = {"otel_agent.record.kind": "flow_run", "otel_agent.run.id": "run-x"}
 
 
+def receipt(transition: str, target: str) -> dict[str, Any]:
+    return {
+        "otel_agent.record.kind": "receipt_transition",
+        "otel_agent.receipt.operation_id": "op-1",
+        "otel_agent.receipt.handoff_id": "h-1",
+        "otel_agent.receipt.transition": transition,
+        "otel_agent.receipt.target": target,
+    }
+
+
 def chat(model: str, tokens: int, **extra: Any) -> dict[str, Any]:
     return {
         "gen_ai.operation.name": "chat",
@@ -196,6 +206,11 @@ def scenario_spans() -> list[dict[str, Any]]:
                 )
             ],
         ),
+        # receipts: two transitions of ours, an A2A task's span, a framework handoff span
+        span(7, 2, 0, "otel_agent.receipt.delegated", receipt("delegated", "worker"), start=2_000_000),
+        span(7, 3, 0, "otel_agent.receipt.accepted", receipt("accepted", "worker"), start=3_000_000),
+        span(7, 4, 0, "a2a send", {"a2a.task.id": "task-9", "a2a.task.state": "working"}, start=4_000_000),
+        span(7, 5, 0, "handoff", {"gen_ai.operation.name": "handoff", "gen_ai.handoff.to_agent": "x"}, start=5_000_000),
         # two roots (the parent of the second was never sent)
         span(6, 0, None, "chat a", chat("gpt-4o", 10), start=0),
         span(6, 1, 99, "chat b", chat("gpt-4o", 20), start=1_000_000),
@@ -277,6 +292,10 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     assert rows(receiver, "SELECT skill_ref, invocations, errors FROM skill_health") == [("summarise@2", 1, 1)]
     tools = dict(rows(receiver, "SELECT tool_name, calls FROM tool_usage"))
     assert tools == {"search": 1, "calc": 1}  # the tool span inside a tool span is the same invocation
+    # the receipt views read the maintained candidates: ours, the A2A task's and the handoff span's transitions
+    assert rows(receiver, "SELECT count(*) FROM receipt_candidates")[0][0] == 4
+    states = dict(rows(receiver, "SELECT operation_id, current_attempt_state FROM receipt_state"))
+    assert set(states) == {"op-1", "task-9", f"handoff:{7:032x}:{7005:016x}"}
     # one run's views read its spans through the state too (the run page): the same rows as a scan by id,
     # also for a run with a span the state has not folded yet
     post(base, trace_request([span(3, 9, 0, "chat late", chat("gpt-4o", 1))]))

@@ -3,3 +3,4 @@
 -- stops before its state has caught up, so that a reader of the file with DuckDB alone reads complete runs.
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
 CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed();
+CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * FROM oa_receipt_candidates_computed();

@@ -9,6 +9,8 @@
 -- dirty_traces: traces to fold again though no new row arrived for them (retention deleted some of their rows).
 -- health_facts: the rows of oa_health_facts_computed() (views/runs/110_health.sql) for the folded traces, with h:
 --   what provider_health, skill_health and tool_usage aggregate over a window.
+-- receipt_candidates: the rows of oa_receipt_candidates_computed() (views/evidence/050_receipts.sql) of the folded
+--   traces, with h: the spans the receipt views map onto transitions.
 CREATE TABLE IF NOT EXISTS trace_commits (h UBIGINT NOT NULL, seq BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS run_traces (run_h UBIGINT NOT NULL, run_id VARCHAR, h UBIGINT NOT NULL, trace_id VARCHAR);
 CREATE TABLE IF NOT EXISTS dirty_traces (h UBIGINT NOT NULL, trace_id VARCHAR);
@@ -16,5 +18,10 @@ CREATE TABLE IF NOT EXISTS health_facts (
     h UBIGINT NOT NULL, kind VARCHAR, trace_id VARCHAR, span_id VARCHAR, event_index UINTEGER, t TIMESTAMP_NS,
     key1 VARCHAR, key2 VARCHAR, key3 VARCHAR, key4 VARCHAR, duration_ms DOUBLE, is_error BOOLEAN, retries BIGINT,
     input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE
+);
+CREATE TABLE IF NOT EXISTS receipt_candidates (
+    h UBIGINT NOT NULL, trace_id VARCHAR, span_id VARCHAR, name VARCHAR, kind VARCHAR, status_code VARCHAR,
+    service_name VARCHAR, principal VARCHAR, received_at TIMESTAMPTZ, start_time TIMESTAMP_NS,
+    end_time TIMESTAMP_NS, attributes JSON, record_kind VARCHAR
 );
 CREATE TABLE IF NOT EXISTS run_summary AS SELECT hash(run_id) AS run_h, * FROM runs_for_run(NULL) LIMIT 0;

@@ -24,6 +24,12 @@ WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM
 
 INSERT INTO health_facts SELECT hash(trace_id), * FROM oa_health_facts_computed();
 
+-- and their receipt candidates
+DELETE FROM receipt_candidates
+WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM _m_scope_traces);
+
+INSERT INTO receipt_candidates SELECT hash(trace_id), * FROM oa_receipt_candidates_computed();
+
 -- a trace retention emptied: forget its commits too
 DELETE FROM trace_commits
 WHERE h IN (

@@ -24,8 +24,30 @@ CREATE OR REPLACE MACRO receipt_ts(x) AS strftime(x::TIMESTAMP, '%Y-%m-%dT%H:%M:
 --     span's start (target = the agent handed to); at its end (in process, the end is the acknowledgement)
 --     accepted and completed, or accepted and outcome_failed when the span is in error. Nothing third-party verifies an outcome: a completed one follows the outcome rule.
 -- One stored span may so give several transitions: a transition is keyed by (trace_id, span_id, transition).
+--
+-- oa_receipt_candidates_computed(): the stored span rows that may be transitions — our receipt spans by name,
+-- and third-party spans that pass the cheap text tests below — with the columns the mapping reads. Finding them
+-- is the one scan of every span (the attributes' text) that receipt views need; each row depends on itself only,
+-- so the maintained state (store/maintained.py) keeps them in the table receipt_candidates per trace as spans
+-- commit, and oa_receipt_candidates() reads that table once the state is current (maintenance/runs_view.sql):
+-- the receipt views then cost the receipt spans, not the store.
+CREATE OR REPLACE MACRO oa_receipt_candidates_computed() AS TABLE
+SELECT trace_id, span_id, name, kind, status_code, service_name, principal, received_at, start_time, end_time,
+       attributes, record_kind
+FROM spans
+-- name LIKE 'otel_agent.receipt.%', written as a range DuckDB checks against the column's dictionary
+WHERE (name >= 'otel_agent.receipt.' AND name < 'otel_agent.receipt/')
+   OR (record_kind IS NULL
+       AND (contains(attributes, '"a2a.task.state"') OR starts_with(name, 'handoff')
+            OR (contains(attributes, 'handoff') AND (contains(attributes, '"traceloop.span.kind"')
+                                                     OR contains(attributes, '"gen_ai.operation.name"')))
+            OR contains(attributes, '"transfer"')));
+
+CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * FROM oa_receipt_candidates_computed();
+
 CREATE OR REPLACE VIEW receipt_transition_spans AS
-WITH parsed AS (
+WITH candidates AS MATERIALIZED (SELECT * FROM oa_receipt_candidates()),
+parsed AS (
     SELECT json_extract_string(attributes, [
                '$."otel_agent.record.kind"', '$."otel_agent.receipt.operation_id"',
                '$."otel_agent.receipt.handoff_id"', '$."otel_agent.receipt.transition"',
@@ -33,8 +55,7 @@ WITH parsed AS (
                '$."otel_agent.receipt.waiting_for"', '$."otel_agent.receipt.target"',
                '$."otel_agent.receipt.artifact_ref"']) AS a,
            trace_id, span_id, kind, service_name, principal, received_at, start_time, end_time, attributes
-    FROM spans
-    -- name LIKE 'otel_agent.receipt.%', written as a range DuckDB checks against the column's dictionary
+    FROM candidates
     WHERE name >= 'otel_agent.receipt.' AND name < 'otel_agent.receipt/'
 ),
 mapping AS (
@@ -54,7 +75,7 @@ third_party AS (
                '$."otel_agent.record.kind"']) AS t,
            name, status_code, trace_id, span_id, kind, service_name, principal, received_at, start_time, end_time,
            attributes
-    FROM spans
+    FROM candidates
     WHERE record_kind IS NULL
       AND (contains(attributes, '"a2a.task.state"') OR starts_with(name, 'handoff')
            OR (contains(attributes, 'handoff') AND (contains(attributes, '"traceloop.span.kind"')
