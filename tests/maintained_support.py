@@ -156,6 +156,8 @@ HEALTH = (
     f"SELECT * FROM provider_health_between(make_timestamp_ns({T0 + 35_000_000}), "
     f"make_timestamp_ns({T0 + 250_000_000})) ORDER BY ALL",
     f"SELECT * FROM tool_usage_between(make_timestamp_ns({T0 + 35_000_000}), NULL) ORDER BY ALL",
+    "SELECT * FROM proxy_health ORDER BY ALL",
+    f"SELECT * FROM proxy_health_between(make_timestamp_ns({T0 + 35_000_000}), NULL) ORDER BY ALL",
     "SELECT * FROM receipt_transition_spans ORDER BY ALL",
     # receipts as of two times: while the scenario's work is fresh, and long after (windows passed)
     f"SELECT * FROM receipt_state_at(CAST(make_timestamp_ns({T0 + 80_000_000}) AS TIMESTAMP)) ORDER BY ALL",
@@ -163,7 +165,7 @@ HEALTH = (
 )
 """The aggregate views compared by ``assert_same_health``: they read the maintained facts and receipt candidates."""
 
-SWITCHED = ("oa_health_facts", "oa_receipt_candidates")
+SWITCHED = ("oa_health_facts", "oa_receipt_candidates", "oa_proxy_facts")
 """The macros that read the maintained state once it is current (store/maintenance/runs_view.sql); each has a
 query-time twin named ``<name>_computed``."""
 

@@ -51,7 +51,15 @@ SEQ_KEY = "maintained_seq"
 """``otel_agent_meta`` key: every row with ``ingest_seq`` up to this value is folded into the state."""
 FINGERPRINT_KEY = "maintained_fingerprint"
 """``otel_agent_meta`` key: the ``maintained_fingerprint`` the state was built with."""
-STATE_TABLES = ("trace_commits", "run_traces", "dirty_traces", "run_summary", "health_facts", "receipt_candidates")
+STATE_TABLES = (
+    "trace_commits",
+    "run_traces",
+    "dirty_traces",
+    "run_summary",
+    "health_facts",
+    "receipt_candidates",
+    "proxy_facts",
+)
 
 _STEP_TABLES = (
     "_m_new",

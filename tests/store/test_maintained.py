@@ -206,6 +206,30 @@ def scenario_spans() -> list[dict[str, Any]]:
                 )
             ],
         ),
+        # a proxy request inside that call (the same request, recorded by the proxy), with a fallback of its own
+        span(
+            7,
+            6,
+            1,
+            "chat gpt-4o",
+            {
+                "otel_agent.record.kind": "proxy_request",
+                "otel_agent.proxy.client": "team-a",
+                **chat("gpt-4o", 40),
+            },
+            start=1500,
+            events=[
+                (
+                    "otel_agent.fallback",
+                    {
+                        "otel_agent.fallback.from_provider": "openai",
+                        "otel_agent.fallback.from_model": "gpt-4o-mini",
+                        "otel_agent.fallback.to_provider": "openai",
+                        "otel_agent.fallback.to_model": "gpt-4o",
+                    },
+                )
+            ],
+        ),
         # receipts: two transitions of ours, an A2A task's span, a framework handoff span
         span(7, 2, 0, "otel_agent.receipt.delegated", receipt("delegated", "worker"), start=2_000_000),
         span(7, 3, 0, "otel_agent.receipt.accepted", receipt("accepted", "worker"), start=3_000_000),
@@ -285,10 +309,12 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     assert runs[f"{4:032x}"]["error_type"] == "RunError"
     assert runs[f"{6:032x}"]["provider_calls"] == 2
     # the health views read the maintained facts, and count what the scenario holds
-    assert rows(receiver, "SELECT count(*) FROM health_facts WHERE kind = 'fallback'")[0][0] == 1
+    assert rows(receiver, "SELECT count(*) FROM health_facts WHERE kind = 'fallback'")[0][0] == 2
     providers = {(r[0], r[1]): r for r in rows(receiver, "SELECT * FROM provider_health")}
     assert providers[("anthropic", "claude")][6] == 1  # fallbacks_out
-    assert providers[("openai", "gpt-4o")][7] == 1  # fallbacks_in
+    assert providers[("openai", "gpt-4o")][7] == 2  # fallbacks_in
+    proxy = rows(receiver, "SELECT client, requests, fallbacks_in FROM proxy_health WHERE requests > 0")
+    assert proxy == [("team-a", 1, 1)]
     assert rows(receiver, "SELECT skill_ref, invocations, errors FROM skill_health") == [("summarise@2", 1, 1)]
     tools = dict(rows(receiver, "SELECT tool_name, calls FROM tool_usage"))
     assert tools == {"search": 1, "calc": 1}  # the tool span inside a tool span is the same invocation

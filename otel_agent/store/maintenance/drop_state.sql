@@ -5,9 +5,11 @@ CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
 -- (before the drops: DuckDB binds a macro's body when it is created)
 CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed();
 CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * FROM oa_receipt_candidates_computed();
+CREATE OR REPLACE MACRO oa_proxy_facts() AS TABLE SELECT * FROM oa_proxy_facts_computed();
 DROP TABLE IF EXISTS trace_commits;
 DROP TABLE IF EXISTS run_traces;
 DROP TABLE IF EXISTS dirty_traces;
 DROP TABLE IF EXISTS run_summary;
 DROP TABLE IF EXISTS health_facts;
 DROP TABLE IF EXISTS receipt_candidates;
+DROP TABLE IF EXISTS proxy_facts;

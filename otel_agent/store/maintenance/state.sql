@@ -9,6 +9,7 @@
 -- dirty_traces: traces to fold again though no new row arrived for them (retention deleted some of their rows).
 -- health_facts: the rows of oa_health_facts_computed() (views/runs/110_health.sql) for the folded traces, with h:
 --   what provider_health, skill_health and tool_usage aggregate over a window.
+-- proxy_facts: the rows of oa_proxy_facts_computed() (views/runs/115_proxy_health.sql) of the folded traces, with h.
 -- receipt_candidates: the rows of oa_receipt_candidates_computed() (views/evidence/050_receipts.sql) of the folded
 --   traces, with h: the spans the receipt views map onto transitions.
 CREATE TABLE IF NOT EXISTS trace_commits (h UBIGINT NOT NULL, seq BIGINT NOT NULL);
@@ -18,6 +19,12 @@ CREATE TABLE IF NOT EXISTS health_facts (
     h UBIGINT NOT NULL, kind VARCHAR, trace_id VARCHAR, span_id VARCHAR, event_index UINTEGER, t TIMESTAMP_NS,
     key1 VARCHAR, key2 VARCHAR, key3 VARCHAR, key4 VARCHAR, duration_ms DOUBLE, is_error BOOLEAN, retries BIGINT,
     input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE
+);
+CREATE TABLE IF NOT EXISTS proxy_facts (
+    h UBIGINT NOT NULL, kind VARCHAR, trace_id VARCHAR, span_id VARCHAR, t TIMESTAMP_NS, client VARCHAR,
+    provider VARCHAR, model VARCHAR, is_error BOOLEAN, duration_ms DOUBLE, input_tokens BIGINT, output_tokens BIGINT,
+    cost_usd DOUBLE, stream BOOLEAN, stream_chunks BIGINT, from_provider VARCHAR, from_model VARCHAR,
+    to_provider VARCHAR, to_model VARCHAR, status VARCHAR
 );
 CREATE TABLE IF NOT EXISTS receipt_candidates (
     h UBIGINT NOT NULL, trace_id VARCHAR, span_id VARCHAR, name VARCHAR, kind VARCHAR, status_code VARCHAR,

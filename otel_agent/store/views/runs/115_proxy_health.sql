@@ -4,9 +4,35 @@
 -- fallback); fallbacks_out / fallbacks_in count the fallback attempts of that client's requests away from /
 -- onto the provider+model, fallbacks_failed those of them onto it that failed. Every proxy request counts,
 -- nested in an agent's provider call or not (proxy_requests, 065_proxy.sql).
+-- oa_proxy_facts_computed(): what proxy_health counts, computed from raw: each proxy request (kind 'request', t
+-- its start time) and each fallback attempt of one (kind 'fallback', t the request's start: a window keeps a
+-- request's attempts with it). Each row depends on its own trace only, so the maintained state keeps them in the
+-- table proxy_facts (store/maintained.py) and oa_proxy_facts() reads that table once the state is current.
+CREATE OR REPLACE MACRO oa_proxy_facts_computed() AS TABLE
+WITH r AS MATERIALIZED (
+    SELECT * FROM proxy_requests_for_run(NULL)
+)
+SELECT
+    'request' AS kind, trace_id, span_id, start_time AS t, client, provider, model, is_error, duration_ms,
+    input_tokens, output_tokens, cost_usd, stream, stream_chunks,
+    CAST(NULL AS VARCHAR) AS from_provider, CAST(NULL AS VARCHAR) AS from_model,
+    CAST(NULL AS VARCHAR) AS to_provider, CAST(NULL AS VARCHAR) AS to_model, CAST(NULL AS VARCHAR) AS status
+FROM r
+UNION ALL
+SELECT
+    'fallback', e.trace_id, e.span_id, r.start_time, r.client, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    e.from_provider, e.from_model, e.to_provider, e.to_model,
+    oa_fallback_status(e.recorded_status, e.followed, r.is_error)
+FROM oa_fallback_events_in('r') AS e
+JOIN r ON r.trace_id = e.trace_id AND r.span_id = e.span_id;
+
+-- oa_proxy_facts(): the facts proxy_health aggregates; a read of the maintained table while the state is current
+-- (store/maintenance/runs_view.sql).
+CREATE OR REPLACE MACRO oa_proxy_facts() AS TABLE SELECT * FROM oa_proxy_facts_computed();
+
 CREATE OR REPLACE MACRO proxy_health_between(t0, t1) AS TABLE
 WITH r AS MATERIALIZED (
-    SELECT * FROM proxy_requests_for_run(NULL) WHERE oa_in_window(start_time, t0, t1)
+    SELECT * FROM oa_proxy_facts() WHERE oa_in_window(t, t0, t1)
 ),
 stats AS (
     SELECT
@@ -21,16 +47,14 @@ stats AS (
         fsum(cost_usd) AS cost_usd,
         count(*) FILTER (WHERE stream) AS streamed,
         CAST(coalesce(sum(stream_chunks), 0) AS BIGINT) AS stream_chunks,
-        min(start_time) AS first_request_at,
-        max(start_time) AS last_request_at
+        min(t) AS first_request_at,
+        max(t) AS last_request_at
     FROM r
+    WHERE kind = 'request'
     GROUP BY client, provider, model
 ),
 f AS (
-    SELECT r.client, e.from_provider, e.from_model, e.to_provider, e.to_model,
-           oa_fallback_status(e.recorded_status, e.followed, r.is_error) AS status
-    FROM oa_fallback_events_in('r') AS e
-    JOIN r ON r.trace_id = e.trace_id AND r.span_id = e.span_id
+    SELECT client, from_provider, from_model, to_provider, to_model, status FROM r WHERE kind = 'fallback'
 ),
 outs AS (
     SELECT client, from_provider AS provider, from_model AS model, count(*) AS fallbacks_out FROM f GROUP BY ALL
