@@ -71,8 +71,15 @@ _STEP_TABLES = (
     "_m_runs_touched",
     "_m_extra",
     "_m_rows",
+    "_m_norm",
 )
-"""The TEMP tables of a step (maintenance/step_*.sql), dropped after it."""
+"""The TEMP tables of a step (maintenance/step_*.sql): they go with the step's cursor."""
+
+_PROXY_CANDIDATES = (
+    "SELECT count(*) FROM spans WHERE CAST(attributes AS VARCHAR) LIKE '%\"proxy_request\"%' "
+    "OR name IN ('Received Proxy Server Request', 'litellm_request')"
+)
+"""The scope's spans that oa_proxy_fields (views/runs/065_proxy.sql) may keep: its own filter, on the TEMP spans."""
 
 STEP_ROWS = 100_000
 """Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more). A step costs a
@@ -99,7 +106,8 @@ def maintained_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     """The derived SQL's fingerprint with the maintained SQL and the price table ``con`` holds now (a user price
     file changes what the state holds)."""
     digest = hashlib.sha256(derived_fingerprint().encode())
-    for name in ("state", "runs_view", "scoped_spans", "query_time_views", "step_dirty", "step_scope", "step_apply"):
+    scripts = ("state", "runs_view", "scoped_spans", "query_time_views", "step_dirty", "step_scope", "step_apply")
+    for name in (*scripts, "step_proxy"):
         digest.update(statement(f"maintenance/{name}").encode())
     prices = con.execute("SELECT * FROM price_table ORDER BY ALL").fetchall()
     digest.update(repr(prices).encode())
@@ -397,6 +405,8 @@ class DerivedState:
                 )
                 con.execute(_script("step_scope", catalog))
             con.execute(_script("step_apply", catalog))
+            if con.execute(_PROXY_CANDIDATES).fetchall()[0][0]:
+                con.execute(_script("step_proxy", catalog))
             traces = int(con.execute("SELECT count(*) FROM _m_dirty").fetchall()[0][0])
             runs = int(con.execute("SELECT count(*) FROM _m_rows").fetchall()[0][0])
             _set_meta(con, SEQ_KEY, str(hi))

@@ -66,6 +66,7 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "step_dirty",
         "step_scope",
         "step_apply",
+        "step_proxy",
         "mark_deleted_spans",
         "mark_deleted_logs",
     ),

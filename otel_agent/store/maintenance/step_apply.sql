@@ -24,11 +24,10 @@ WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM
 
 INSERT INTO health_facts SELECT hash(trace_id), * FROM oa_health_facts_computed();
 
--- and their proxy facts and receipt candidates
+-- and their proxy facts (computed by step_proxy.sql, when the scope has spans that may be proxy requests) and
+-- receipt candidates
 DELETE FROM proxy_facts
 WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM _m_scope_traces);
-
-INSERT INTO proxy_facts SELECT hash(trace_id), * FROM oa_proxy_facts_computed();
 
 DELETE FROM receipt_candidates
 WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM _m_scope_traces);

@@ -24,4 +24,18 @@ CREATE OR REPLACE TEMP TABLE logs AS
       AND oa_log_time(time, observed_time) BETWEEN (SELECT min(end_time) FROM spans) - INTERVAL 1 HOUR
                                                 AND (SELECT max(end_time) FROM spans) + INTERVAL 1 HOUR;
 
+-- The scope's normalised rows (every stored version: the JSON parsed and the conventions read once), handed to
+-- the classification and to the health facts (step_apply.sql) through a TEMP oa_normalised_all of the same name
+-- (DuckDB looks in temp first), with the same latest-version rule as views/runs/020_span_fields.sql (a version is
+-- picked on end_time, received_at, which normalising does not change). Dropped first: a second round of this
+-- script (runs across traces) normalises its larger scope from raw again.
+DROP MACRO TABLE IF EXISTS temp.main.oa_normalised_all;
+
+CREATE OR REPLACE TEMP TABLE _m_norm AS SELECT * FROM oa_normalised_all(NULL);
+
+CREATE TEMP MACRO oa_normalised_all(rid, latest := false) AS TABLE
+SELECT * FROM temp.main._m_norm
+QUALIFY NOT latest
+     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
+
 CREATE OR REPLACE TEMP TABLE _m_cls AS SELECT * FROM oa_classified(NULL);
