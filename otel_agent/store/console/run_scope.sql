@@ -4,8 +4,9 @@
 -- definitions (unchanged) read on this cursor afterwards:
 --   * oa_scoped_spans: the raw spans of the run's traces (the views' own oa_scoped_spans, copied), so the
 --     classification and the proxy macros (run_metrics_for_run) read 2,000 rows, not the spans table;
---   * span_events, logs: the rows of those traces (and every log record without a span id, which the
---     classification may match to a call by its gen_ai.response.id), so run_timeline_for_run, the proxy
+--   * span_events, logs: the rows of those traces (and the log records without a span id from an hour before
+--     the run's first span ended to an hour after its last, which the classification may match to a call by its
+--     gen_ai.response.id), so run_timeline_for_run, the proxy
 --     macros and the classification no longer read every fallback or exception event of the store (a scan
 --     that grows with the store: ~45 ms per page on 1 M spans);
 --   * oa_classified (what runs_for_run and run_metrics_for_run price without the step placement),
@@ -23,7 +24,14 @@ CREATE TEMP MACRO oa_scoped_spans(rid) AS TABLE SELECT * FROM temp.main.console_
 CREATE TEMP TABLE span_events AS
 SELECT * FROM span_events WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw);
 CREATE TEMP TABLE logs AS
-SELECT * FROM logs WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw) OR oa_text(span_id) IS NULL;
+SELECT * FROM logs
+WHERE trace_id IN (SELECT trace_id FROM temp.main.console_run_raw)
+   -- a record without span context names a call by response id only if the call ended within an hour of it
+   -- (views/runs/030_classified.sql): the records of that time, not every one in the store
+   OR (oa_text(span_id) IS NULL
+       AND oa_log_time(time, observed_time)
+           BETWEEN (SELECT min(end_time) FROM temp.main.console_run_raw) - INTERVAL 1 HOUR
+               AND (SELECT max(end_time) FROM temp.main.console_run_raw) + INTERVAL 1 HOUR);
 CREATE TEMP TABLE console_run_spans_classified AS SELECT * FROM oa_classified(getvariable('console_run_id'));
 CREATE TEMP MACRO oa_classified(rid) AS TABLE SELECT * FROM temp.main.console_run_spans_classified;
 CREATE TEMP TABLE console_run_classified AS
