@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,7 +25,8 @@ import pytest
 from otel_agent.config import ReceiverConfig
 from otel_agent.errors import ConfigError
 from otel_agent.server.receiver import Receiver
-from otel_agent.store.database import store_cursor
+from otel_agent.store.database import open_store, store_cursor
+from otel_agent.store.prices import PRICES_ENV
 
 # The whole suite runs the instrumentation helpers in strict mode: a misuse raises instead of being logged and
 # recorded on its span (docs/semconv.md, "When a helper is misused"). Subprocesses inherit it. Tests of the
@@ -100,17 +104,54 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout_s: float = 60.0,
     return value
 
 
+_EMPTY_STORE: Path | None = None
+
+
+def new_store(path: str | Path) -> str:
+    """Make ``path`` an empty store of this checkout, as a store opened for writing leaves it on a first open,
+    and return it as a string; a path that exists (or ``:memory:``) is left alone.
+
+    A store's first open binds every derived view (~1.5 s of CPU on an idle machine, far more on a busy one);
+    a reopen whose stored fingerprint matches this checkout's derived SQL keeps them (store/database.py,
+    ``open_store``). So each test process creates one empty store and copies it: the copy is what every receiver
+    restart or exporter reopens in production, and tests of the first open itself (creation, migration, the
+    files a failed start removes) call ``open_store`` or the receiver on a path that does not exist. The empty
+    store is made without a user price file (prices are data, reloaded on every open)."""
+    global _EMPTY_STORE
+    if str(path) == ":memory:" or Path(path).exists():
+        return str(path)
+    if _EMPTY_STORE is None:
+        folder = Path(tempfile.mkdtemp(prefix="otel-agent-empty-store-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        empty, user_prices = folder / "empty.duckdb", os.environ.pop(PRICES_ENV, None)
+        try:
+            open_store(empty).close()
+        finally:
+            if user_prices is not None:
+                os.environ[PRICES_ENV] = user_prices
+        assert not Path(f"{empty}.wal").exists(), "a closed store is checkpointed: the file is the whole store"
+        _EMPTY_STORE = empty
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_EMPTY_STORE, path)
+    except OSError:  # a path the test means to be refused (under a file, not writable, a full disk): the
+        with contextlib.suppress(OSError):  # store's own open reports it
+            Path(path).unlink(missing_ok=True)
+    return str(path)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def start_receiver(db: str | Path, **overrides: Any) -> Receiver:
+def start_receiver(db: str | Path, *, first_open: bool = False, **overrides: Any) -> Receiver:
     """A receiver started in this process on ephemeral loopback ports over ``db``, decoding in the request
-    thread (``decode_workers=0``: fast to start) unless ``overrides`` say otherwise; the caller stops it."""
+    thread (``decode_workers=0``: fast to start) unless ``overrides`` say otherwise; the caller stops it. A new
+    ``db`` is a copy of an empty store (``new_store``) unless ``first_open``: then the receiver creates it."""
     settings: dict[str, Any] = {
-        "db": str(db),
+        "db": str(db) if first_open else new_store(db),
         "grpc_endpoint": "127.0.0.1:0",
         "http_endpoint": "127.0.0.1:0",
         "decode_workers": 0,
@@ -124,7 +165,8 @@ def make_receiver(tmp_path: Path) -> Iterator[Callable[..., Receiver]]:
     """Start receivers in this process; each is stopped (and its data committed) at teardown.
 
     Settings are ReceiverConfig fields; decode_workers defaults to 0 here (decode in the request thread)
-    so tests start fast — tests of the worker-process path pass decode_workers explicitly.
+    so tests start fast — tests of the worker-process path pass decode_workers explicitly. A new store is a copy
+    of an empty one (``new_store``) unless ``first_open=True``.
     """
     started: list[Receiver] = []
 
