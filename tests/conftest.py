@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import functools
+import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,12 +21,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
+import otel_agent.store
 from otel_agent.config import ReceiverConfig
 from otel_agent.errors import ConfigError
 from otel_agent.server.receiver import Receiver
-from otel_agent.store.database import store_cursor
+from otel_agent.store.database import SCHEMA_VERSION, open_store, store_cursor
+from otel_agent.store.prices import PRICES_ENV
 
 # The whole suite runs the instrumentation helpers in strict mode: a misuse raises instead of being logged and
 # recorded on its span (docs/semconv.md, "When a helper is misused"). Subprocesses inherit it. Tests of the
@@ -100,17 +107,76 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout_s: float = 60.0,
     return value
 
 
+EMPTY_STORES_KEPT = 8
+"""Empty stores kept in the temporary directory (one per version of the store's code and SQL)."""
+
+
+@functools.cache
+def _empty_store_path() -> Path:
+    package = Path(otel_agent.store.__file__).parent  # the code the tests run, wherever it was imported from
+    digest = hashlib.sha256(json.dumps([SCHEMA_VERSION, duckdb.__version__]).encode())
+    for source in sorted(p for p in package.rglob("*") if p.suffix in (".py", ".sql", ".csv", ".txt", ".json")):
+        digest.update(str(source.relative_to(package)).encode() + b"\0" + source.read_bytes() + b"\0")
+    return Path(tempfile.gettempdir()) / "otel-agent-empty-stores" / f"{digest.hexdigest()[:20]}.duckdb"
+
+
+def empty_store() -> Path:
+    """An empty store of this checkout, as a first open for writing leaves it, made once and kept in the temporary
+    directory under a key of everything that decides its contents: the store package's code and SQL, the schema
+    version and DuckDB's version (so xdist workers, later runs and a mutation run's forked sessions share it, and
+    a changed view file or a mutated one makes another). Made without a user price file (prices are data,
+    reloaded on every open)."""
+    path = _empty_store_path()
+    if path.exists():
+        return path
+    folder = path.parent
+    folder.mkdir(exist_ok=True)
+    partial = folder / f"{path.stem}.{os.getpid()}.partial"
+    user_prices = os.environ.pop(PRICES_ENV, None)
+    try:
+        open_store(partial).close()
+    finally:
+        if user_prices is not None:
+            os.environ[PRICES_ENV] = user_prices
+    assert not Path(f"{partial}.wal").exists(), "a closed store is checkpointed: the file is the whole store"
+    os.replace(partial, path)  # whole or not at all, whoever makes it first
+    for old in sorted(folder.glob("*.duckdb"), key=lambda p: p.stat().st_mtime)[:-EMPTY_STORES_KEPT]:
+        old.unlink(missing_ok=True)
+    return path
+
+
+def new_store(path: str | Path) -> str:
+    """Make ``path`` an empty store of this checkout (``empty_store``'s copy), as a store opened for writing
+    leaves it on a first open, and return it as a string; a path that exists (or ``:memory:``) is left alone.
+
+    A store's first open binds every derived view (~1.5 s of CPU on an idle machine, far more on a busy one);
+    a reopen whose stored fingerprint matches this checkout's derived SQL keeps them (store/database.py,
+    ``open_store``). So tests copy one empty store: the copy is what every receiver restart or exporter reopens
+    in production, and tests of the first open itself (creation, migration, the files a failed start removes)
+    call ``open_store`` or the receiver (``first_open=True``) on a path that does not exist."""
+    if str(path) == ":memory:" or Path(path).exists():
+        return str(path)
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(empty_store(), path)
+    except OSError:  # a path the test means to be refused (under a file, not writable, a full disk): the
+        with contextlib.suppress(OSError):  # store's own open reports it
+            Path(path).unlink(missing_ok=True)
+    return str(path)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def start_receiver(db: str | Path, **overrides: Any) -> Receiver:
+def start_receiver(db: str | Path, *, first_open: bool = False, **overrides: Any) -> Receiver:
     """A receiver started in this process on ephemeral loopback ports over ``db``, decoding in the request
-    thread (``decode_workers=0``: fast to start) unless ``overrides`` say otherwise; the caller stops it."""
+    thread (``decode_workers=0``: fast to start) unless ``overrides`` say otherwise; the caller stops it. A new
+    ``db`` is a copy of an empty store (``new_store``) unless ``first_open``: then the receiver creates it."""
     settings: dict[str, Any] = {
-        "db": str(db),
+        "db": str(db) if first_open else new_store(db),
         "grpc_endpoint": "127.0.0.1:0",
         "http_endpoint": "127.0.0.1:0",
         "decode_workers": 0,
@@ -124,7 +190,8 @@ def make_receiver(tmp_path: Path) -> Iterator[Callable[..., Receiver]]:
     """Start receivers in this process; each is stopped (and its data committed) at teardown.
 
     Settings are ReceiverConfig fields; decode_workers defaults to 0 here (decode in the request thread)
-    so tests start fast — tests of the worker-process path pass decode_workers explicitly.
+    so tests start fast — tests of the worker-process path pass decode_workers explicitly. A new store is a copy
+    of an empty one (``new_store``) unless ``first_open=True``.
     """
     started: list[Receiver] = []
 

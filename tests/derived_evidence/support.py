@@ -19,7 +19,7 @@ from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
-from tests.conftest import dict_rows, rows
+from tests.conftest import dict_rows, new_store, rows
 from tests.otlp_builders import kvs
 
 # 2026-01-01T10:00:00Z: the time origin of hand-built scenarios.
@@ -37,7 +37,7 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self.con = open_store(self.path)
+        self.con = open_store(new_store(self.path))  # a copy of an empty store, unless the file exists
         self.writer = Writer(self.con, max_inflight_bytes=1 << 62)
         self.redactor = Redactor(load_rules(None, use_defaults=True))
 

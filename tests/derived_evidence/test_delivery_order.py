@@ -12,7 +12,7 @@ import random
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from tests.conftest import rows
+from tests.conftest import rows, start_receiver
 from tests.derived_evidence.support import request
 from tests.derived_evidence.test_receipts import SCENARIO, _spans
 from tests.otlp_builders import post_traces
@@ -91,16 +91,27 @@ def transition_times(receiver) -> list[dt.datetime]:
     return [*times, times[-1] + dt.timedelta(seconds=121), times[-1] + dt.timedelta(days=1)]
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_shuffled_and_duplicated_delivery_changes_nothing(make_receiver, research, receipt_spans, seed):
-    rnd = random.Random(seed)
-    in_order = make_receiver()
-    post(in_order, encode_spans(research.spans).SerializeToString())
-    post(in_order, request(receipt_spans).SerializeToString())
-    as_of = transition_times(in_order)
-    want = snapshot(in_order, as_of)
+@pytest.fixture(scope="module")
+def in_order(tmp_path_factory, research, receipt_spans) -> tuple[list[dt.datetime], dict[str, list[str]]]:
+    """The transition times and the snapshot of a receiver sent everything once, in order, in one request each:
+    the same for every seed, so taken once for the module (the tests only compare against it)."""
+    receiver = start_receiver(tmp_path_factory.mktemp("in_order") / "s.duckdb")
+    try:
+        post(receiver, encode_spans(research.spans).SerializeToString())
+        post(receiver, request(receipt_spans).SerializeToString())
+        as_of = transition_times(receiver)
+        want = snapshot(receiver, as_of)
+    finally:
+        receiver.stop()
     assert len(want["claim_lineage"]) == 8
     assert len(want["artifact_versions"]) == 2
+    return as_of, want
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_shuffled_and_duplicated_delivery_changes_nothing(make_receiver, research, receipt_spans, in_order, seed):
+    rnd = random.Random(seed)
+    as_of, want = in_order
 
     chunks = split(len(research.spans), "research", rnd) + split(len(receipt_spans), "receipts", rnd)
     rnd.shuffle(chunks)

@@ -15,7 +15,7 @@ from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
 from otel_agent.store.maintained import reads_maintained_runs
-from tests.conftest import as_dicts
+from tests.conftest import as_dicts, new_store
 from tests.maintained_support import assert_same_runs
 
 RUN_VIEWS = [
@@ -50,7 +50,7 @@ def write_store(path: Path, spans: Sequence[ReadableSpan]) -> Path:
     """Write spans into a new store through DuckDBSpanExporter (one export, one commit). Its shutdown folds them
     into the maintained state, which the file's runs view then reads: every test over such a store reads the
     maintained runs, and here they are compared with the query-time SQL first (the differential check)."""
-    exporter = DuckDBSpanExporter(path)
+    exporter = DuckDBSpanExporter(new_store(path))  # a copy of an empty store, unless the file exists
     try:
         exporter.export(list(spans))
     finally:

@@ -21,7 +21,7 @@ import requests
 
 from otel_agent.api.v1 import query_pb2, query_pb2_grpc
 from otel_agent.query.readonly import from_ipc
-from tests.conftest import free_port
+from tests.conftest import free_port, new_store
 from tests.otlp_builders import post_traces, span_request
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +55,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     def start(*flags: str) -> Served:
         grpc_port, http_port = free_port(), free_port()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", str(tmp_path / f"s{len(procs)}.duckdb"),
+            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", new_store(tmp_path / f"s{len(procs)}.duckdb"),
              "--grpc-endpoint", f"127.0.0.1:{grpc_port}", "--http-endpoint", f"127.0.0.1:{http_port}",
              "--decode-workers", "0", "--log-level", "warning", *flags],
             cwd=ROOT,

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_port, new_store
 from tests.receiver.test_crash import AckedLoad, stored_span_ids
 
 STOPS = {
@@ -28,10 +28,11 @@ STOPS = {
 
 def start_serve(db: str, grpc_port: int, http_port: int, log: Path) -> subprocess.Popen:
     """``otel-agent serve`` (default log level: a replaced worker would be logged) in a session of its own,
-    its output into ``log``."""
+    its output into ``log``; a new ``db`` is a copy of an empty store (``new_store``)."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db, "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
+            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", new_store(db),
+             "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
              "--http-endpoint", f"127.0.0.1:{http_port}"],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -14,7 +14,7 @@ import duckdb
 import grpc
 import psutil
 
-from tests.conftest import free_port
+from tests.conftest import free_port, new_store
 from tests.lifecycle.support import healthz
 from tests.otlp_builders import span_request
 
@@ -22,9 +22,11 @@ TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 
 def start_receiver(db: str, grpc_port: int, http_port: int, *extra: str) -> subprocess.Popen:
-    """``otel-agent serve`` as a subprocess, in its own process group (so a test can signal the group)."""
+    """``otel-agent serve`` as a subprocess, in its own process group (so a test can signal the group); a new
+    ``db`` is a copy of an empty store (``new_store``)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db, "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
+        [sys.executable, "-m", "otel_agent.cli", "serve", "--db", new_store(db),
+         "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
          "--http-endpoint", f"127.0.0.1:{http_port}", "--log-level", "warning", *extra],
         start_new_session=True,
     )  # fmt: skip
