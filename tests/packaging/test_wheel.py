@@ -8,8 +8,8 @@ the fold in use.
 Built once per test session (the Rust compile takes 1-2 minutes), from a copy of the repository's tracked files
 into which the leftovers of an earlier build are planted (a ``build/lib`` with a module since deleted and a stale
 copy newer than its source, an old ``otel_agent.egg-info``): what a wheel holds must be what the tree holds now.
-The venvs see the interpreter's site-packages for the dependencies (installing them from an index is what ``pip
-install`` does; not repeated here), but the package itself is the wheel's. Nothing is downloaded: the build runs
+The venvs see the test environment's site-packages for the dependencies (installing them from an index is what
+``pip install`` does; not repeated here), but the package itself is the wheel's. Nothing is downloaded: the build runs
 without isolation (``build``, ``setuptools-rust`` are in the test extra) and cargo offline (the crates were
 fetched when the package was installed for the tests).
 """
@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import time
 import zipfile
@@ -154,8 +155,18 @@ SEND = (
 def test_a_built_wheel_installs_serves_and_reads(built: Built, kind: str, tmp_path: Path) -> None:
     wheel = built.native if kind == "native" else built.pure
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python, otel_agent = str(venv / "bin" / "python"), str(venv / "bin" / "otel-agent")
+    # the dependencies: this environment's site-packages, after the venv's own (a .pth line adds a directory
+    # without running the .pth files in it, so an editable install of the checkout there stays out)
+    own = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    paths = sysconfig.get_paths()
+    Path(own, "_test_dependencies.pth").write_text(
+        "\n".join(dict.fromkeys([paths["purelib"], paths["platlib"]])) + "\n"
+    )
     installed = subprocess.run(
         [python, "-m", "pip", "install", "--no-deps", "--quiet", "--disable-pip-version-check", str(wheel)],
         capture_output=True, text=True, timeout=300, env=clean_env(),
