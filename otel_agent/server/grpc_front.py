@@ -10,7 +10,8 @@ OTLP/HTTP exporter prints); a TLS handshake gets a log line saying this port is 
 relayed too, so grpcio answers it as it always did.
 
 The relay costs two threads per connection (exporters hold one long-lived connection) and one copy through a
-256 KiB buffer per direction; HTTP/2 flow control stays end to end between the client and grpcio.
+64 KiB buffer per direction (128 KiB a connection); HTTP/2 flow control stays end to end between the client and
+grpcio.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _HTTP1 = re.compile(rb"^[A-Z]{3,10} ")
 _REQUEST_LINE = re.compile(rb"^([A-Z]{3,10}) (\S{1,200}) HTTP/1\.[01]\r?\n")
 _TLS_HANDSHAKE = 0x16
-_BUFFER = 256 * 1024
+_BUFFER = 64 * 1024
 _HINT_EVERY_S = 10.0
 
 
