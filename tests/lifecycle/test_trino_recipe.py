@@ -25,7 +25,7 @@ import pytest
 import requests
 
 from tests.conftest import free_port
-from tests.lifecycle.support import healthz, hours_ago, send, spans_at
+from tests.lifecycle.support import archive_three_days
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "archive.md"
@@ -142,23 +142,10 @@ def test_trino_reads_the_archive_as_documented(make_receiver, postgres, tmp_path
     server = _server()
     url = postgres.create_database("trino_archive")
 
-    # the archive: spans of three days (60 h, 30 h and 3 h ago), deleted into it by a real receiver's retention,
-    # its Iceberg tables registered in Postgres
-    sent = []
-    for hours, n, prefix in ((60, 300, "a"), (30, 200, "b"), (3, 150, "c")):
-        spans = spans_at(hours_ago(hours), n, prefix)
-        for i, span in enumerate(spans):
-            span["attributes"] = {"gen_ai.request.model": f"model-{i % 3}", "gen_ai.usage.input_tokens": 10 + i}
-        sent += spans
+    # the archive: spans of three days, deleted into it by a real receiver's retention, its Iceberg tables
+    # registered in Postgres
     archive = tmp_path / "archive"
-    r = make_receiver(retention="1h", archive=str(archive), iceberg_catalog=url)
-    send(r.grpc_address, sent)
-    deadline = time.monotonic() + 120
-    while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < len(sent):
-        assert time.monotonic() < deadline, report
-        time.sleep(0.2)
-    assert report["iceberg_appends"] >= 3
-    r.stop()
+    sent = archive_three_days(make_receiver, str(archive), iceberg_catalog=url)
 
     # the doc's etc/ files, with this test's values for the placeholders
     port = free_port()

@@ -76,11 +76,14 @@ def test_http1_and_tls_on_the_grpc_port_get_a_hint_and_grpc_still_works(tmp_path
         # gRPC on the gRPC port and OTLP/HTTP on the HTTP port still land
         assert export("grpc", f"127.0.0.1:{grpc_port}", "over grpc") == "SUCCESS"
         assert export("http", f"http://127.0.0.1:{http_port}/v1/traces", "over http") == "SUCCESS"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
     finally:
-        if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            stopped = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
             proc.kill()
+            raise
+    assert stopped == 0
     lines = log.read_text().splitlines()
     hints = [line for line in lines if "on the OTLP/gRPC port" in line]
     assert [line for line in hints if not LOG_LINE.match(line)] == []
