@@ -31,6 +31,7 @@ from otel_agent.query.readonly import lock_down
 from otel_agent.server import wrong_protocol
 from otel_agent.server.auth import Authenticator
 from otel_agent.server.discovery import discovery_path, read_discovery, write_discovery
+from otel_agent.server.grpc_front import GrpcFront, private_socket_path, remove_private_socket
 from otel_agent.server.grpc_transport import build_grpc_server
 from otel_agent.server.http_transport import HttpServer, build_app
 from otel_agent.server.pipeline import IngestPipeline
@@ -154,6 +155,8 @@ class Receiver:
         )
         self.review = ReviewService(self.writer, self.auth)
         self.grpc_server = None
+        self.grpc_front: GrpcFront | None = None
+        self._grpc_socket_dir: str | None = None
         self.http_server: HttpServer | None = None
         self.grpc_port = 0
         self.http_port = 0
@@ -176,8 +179,14 @@ class Receiver:
                 app, self.config.http_endpoint, "debug" if self.config.log_level == "debug" else "warning"
             )
             self.http_port = self.http_server.port
-            self.grpc_server, self.grpc_port = build_grpc_server(
-                self.config.grpc_endpoint,
+            # the gRPC port is this process's socket (grpc_front.py: a hint when HTTP/1 arrives there); grpcio
+            # itself listens on a private Unix socket
+            host, port = parse_endpoint("grpc_endpoint", self.config.grpc_endpoint)
+            self._grpc_socket_dir, grpc_socket = private_socket_path()
+            self.grpc_front = GrpcFront(host, port, grpc_socket, lambda: self.http_address)
+            self.grpc_port = self.grpc_front.port
+            self.grpc_server, _ = build_grpc_server(
+                f"unix:{grpc_socket}",
                 self.pipeline,
                 self.query,
                 max_message_bytes=self.config.max_message_bytes,
@@ -186,12 +195,17 @@ class Receiver:
         except BaseException as exc:
             if self.http_server is not None:
                 self.http_server.sock.close()
+            if self.grpc_front is not None:
+                self.grpc_front.close()
+            if self._grpc_socket_dir is not None:
+                remove_private_socket(self._grpc_socket_dir)
             self._close_storage()
             self._remove_created()
             if isinstance(exc, OSError) and not isinstance(exc, EndpointUnavailableError):
                 raise EndpointUnavailableError(f"cannot start the receiver: {exc}") from exc
             raise
         self.grpc_server.start()
+        self.grpc_front.start()
         self.http_server.start()
         self._started = True
         self.lifecycle.start()
@@ -244,9 +258,14 @@ class Receiver:
         if self._started:
             assert self.grpc_server is not None
             assert self.http_server is not None
+            assert self.grpc_front is not None
+            self.grpc_front.stop_accepting()
             stopped = self.grpc_server.stop(grace_s)
             self.http_server.stop()
             stopped.wait(grace_s)
+            self.grpc_front.close()
+            if self._grpc_socket_dir is not None:
+                remove_private_socket(self._grpc_socket_dir)
             self._started = False
         self._close_storage()
         discovery_path(self.config.db).unlink(missing_ok=True)

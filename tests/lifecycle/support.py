@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 import urllib.request
 from typing import Any
 
@@ -50,3 +51,24 @@ def query_api(r: Any, sql: str) -> list[list]:
     )
     with urllib.request.urlopen(req, timeout=30) as resp:
         return [row["values"] for row in json.loads(resp.read())["rows"]]
+
+
+def archive_three_days(make_receiver: Any, archive: str, **settings: Any) -> list[dict]:
+    """Spans of three days (60 h, 30 h and 3 h ago) with a model and token attributes, archived and deleted by a
+    real receiver's retention into ``archive`` (``settings``: more receiver settings, e.g. ``iceberg_catalog``);
+    the spans sent. What the engine recipes of docs/archive.md read."""
+    sent = []
+    for hours, n, prefix in ((60, 300, "a"), (30, 200, "b"), (3, 150, "c")):  # > 24 h apart: 3 days
+        spans = spans_at(hours_ago(hours), n, prefix)
+        for i, span in enumerate(spans):
+            span["attributes"] = {"gen_ai.request.model": f"model-{i % 3}", "gen_ai.usage.input_tokens": 10 + i}
+        sent += spans
+    r = make_receiver(retention="1h", archive=archive, **settings)
+    send(r.grpc_address, sent)
+    deadline = time.monotonic() + 120
+    while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < len(sent):
+        assert time.monotonic() < deadline, report
+        time.sleep(0.2)
+    assert report["iceberg_appends"] >= 3
+    r.stop()
+    return sent

@@ -14,13 +14,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from tests.lifecycle.support import healthz, hours_ago, send, spans_at
+from tests.lifecycle.support import archive_three_days
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "archive.md"
@@ -46,26 +45,6 @@ def _spark_blocks() -> tuple[str, list[str]]:
     return python[0], [*sql, duck[0]]
 
 
-def _archive(make_receiver, tmp_path: Path) -> list[dict]:
-    """Spans of three days (60 h, 30 h and 3 h ago) with a model and token attributes, archived and deleted
-    by a real receiver's retention into ``tmp_path/archive``."""
-    sent = []
-    for hours, n, prefix in ((60, 300, "a"), (30, 200, "b"), (3, 150, "c")):  # > 24 h apart: 3 days
-        spans = spans_at(hours_ago(hours), n, prefix)
-        for i, span in enumerate(spans):
-            span["attributes"] = {"gen_ai.request.model": f"model-{i % 3}", "gen_ai.usage.input_tokens": 10 + i}
-        sent += spans
-    r = make_receiver(retention="1h", archive=str(tmp_path / "archive"))
-    send(r.grpc_address, sent)
-    deadline = time.monotonic() + 120
-    while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < len(sent):
-        assert time.monotonic() < deadline, report
-        time.sleep(0.2)
-    assert report["iceberg_appends"] >= 3
-    r.stop()
-    return sent
-
-
 def _scan_metrics(df) -> dict[str, int]:
     """The Iceberg scan's metrics of an executed DataFrame (its BatchScan node; AQE off, so it is a leaf)."""
     leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
@@ -80,7 +59,7 @@ def _scan_metrics(df) -> dict[str, int]:
 
 def test_spark_reads_the_archive_as_documented(make_receiver, tmp_path, monkeypatch) -> None:
     session_code, (count_sql, by_model_sql, duck_sql) = _spark_blocks()
-    sent = _archive(make_receiver, tmp_path)
+    sent = archive_three_days(make_receiver, str(tmp_path / "archive"))
 
     monkeypatch.chdir(tmp_path)  # the recipe runs from the directory that holds archive/
     monkeypatch.setenv("OTEL_AGENT_SPARK_JARS", os.environ.get("OTEL_AGENT_SPARK_JARS", str(REPO / "build/spark-jars")))

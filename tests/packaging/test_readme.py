@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from otel_agent import __version__
 from otel_agent.fold import native
 from otel_agent.server.receiver import Receiver
@@ -62,13 +64,35 @@ def test_ci_runs_exactly_the_readmes_test_line() -> None:
     assert test_line in ci
 
 
-def test_the_install_line_names_the_clone_the_venv_and_serve() -> None:
+def install_line() -> str:
     readme = README.read_text(encoding="utf-8")
     install = readme[readme.index("## Install and run") : readme.index("## Send from your agent")]
-    [line] = code_blocks(install, "sh")[0].strip().splitlines()
-    for step in ("git clone", "python3 -m venv .venv", ". .venv/bin/activate", "pip install .", "otel-agent serve"):
-        assert step in line
     assert "Python ≥ 3.11" in install
+    [line] = code_blocks(install, "sh")[0].strip().splitlines()
+    return line
+
+
+# The repository has no public home yet (no remote, no index): the line clones from a variable the reader sets,
+# named for what it holds; once there is a public URL, the line may name it instead.
+CLONE_SOURCE = re.compile(r'^git clone (?:"\$\{OTEL_AGENT_REPO:\?[^}"\']+\}"|https://\S+|git@\S+) otel_agent && ')
+
+
+def test_the_install_line_names_the_clone_the_venv_and_serve() -> None:
+    line = install_line()
+    assert CLONE_SOURCE.match(line), line
+    for step in ("cd otel_agent", "python3 -m venv .venv", ". .venv/bin/activate", "pip install .", "otel-agent serve"):
+        assert step in line
+
+
+def test_the_install_line_without_its_url_stops_before_doing_anything_and_names_the_variable(tmp_path: Path) -> None:
+    line = install_line()
+    if not line.startswith('git clone "${OTEL_AGENT_REPO'):
+        pytest.skip("the line names a public URL")
+    env = {k: v for k, v in os.environ.items() if k != "OTEL_AGENT_REPO"}
+    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "OTEL_AGENT_REPO: the clone URL of this repository" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing cloned, no venv made
 
 
 def test_the_python_snippet_sends_a_run_with_its_tokens_and_cost(make_receiver, tmp_path: Path) -> None:
