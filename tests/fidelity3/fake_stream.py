@@ -58,9 +58,10 @@ class FakeStreamingOpenAI:
                     self._send(200, doc)
                     return
                 include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                data = b"".join(
-                    b"data: " + json.dumps(e).encode() + b"\n\n" for e in stream_events(doc, include_usage)
-                ) + b"data: [DONE]\n\n"
+                data = (
+                    b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in stream_events(doc, include_usage))
+                    + b"data: [DONE]\n\n"
+                )
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(data)))
