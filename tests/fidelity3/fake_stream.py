@@ -9,7 +9,43 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.derived_runs.fake_openai import answer
+from tests.derived_runs.fake_openai import answer as scripted_answer
+
+ARGUMENTS = {"city": "Paris", "task": "Weather in Paris?", "query": "weather in Paris"}
+"""Values for the tool arguments the model fills (by parameter name); others get 'x', or the first of an enum."""
+
+
+def answer(body: dict[str, Any], counter: int) -> dict[str, Any]:
+    """tests/derived_runs/fake_openai.py's scripted answer, with the tool call's arguments filled from the called
+    tool's JSON schema (its required parameters), so that a framework's own tools (a team's delegation tool, say)
+    validate: ``member_id``-like parameters take the first value their schema's enum or description offers."""
+    doc = scripted_answer(body, counter)
+    message = doc["choices"][0]["message"]
+    for call in message.get("tool_calls") or []:
+        schema = next(
+            (
+                (t.get("function") or {}).get("parameters") or {}
+                for t in body.get("tools") or []
+                if (t.get("function") or {}).get("name") == call["function"]["name"]
+            ),
+            {},
+        )
+        properties = schema.get("properties") or {}
+        if not properties:
+            continue
+        arguments = {}
+        for name in schema.get("required") or list(properties):
+            spec = properties.get(name) or {}
+            if spec.get("enum"):
+                arguments[name] = spec["enum"][0]
+            else:
+                arguments[name] = ARGUMENTS.get(name, MEMBER_IDS.get(name, "x"))
+        call["function"]["arguments"] = json.dumps(arguments)
+    return doc
+
+
+MEMBER_IDS: dict[str, str] = {}
+"""Per-test values of further parameters (a team member's id), set by the test that needs them."""
 
 
 def stream_events(doc: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:

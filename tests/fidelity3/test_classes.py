@@ -375,3 +375,142 @@ def test_agent_step_operations_are_steps(tmp_path: Path) -> None:
         {"step_name": "step 1", "provider_calls": 1},
         {"step_name": "step 2", "provider_calls": 1},
     ]
+
+
+def test_tool_call_decision_and_guardrail_verdicts_are_decisions(tmp_path: Path) -> None:
+    """gen_ai.tool.call.decision (span event here; a log record reads the same) and a third-party guardrail's
+    verdict land in `decisions` beside ours: the model proposed, the gate decided; the provider's verdict kept."""
+
+    def body(t: Tracer) -> None:
+        with span(t, "invoke_agent ops", **{"gen_ai.operation.name": "invoke_agent"}) as root:
+            root.add_event(
+                "gen_ai.tool.call.decision",
+                {
+                    "gen_ai.tool.call.decision.outcome": "require_approval",
+                    "gen_ai.tool.name": "delete_db",
+                    "gen_ai.tool.call.id": "call_9",
+                },
+            )
+            root.add_event(
+                "gen_ai.tool.call.decision",
+                {
+                    "gen_ai.tool.call.decision.outcome": "deny",
+                    "gen_ai.tool.name": "rm",
+                    "gen_ai.tool.call.id": "call_10",
+                },
+            )
+            with span(
+                t,
+                "apply_guardrail pii",
+                **{
+                    "gen_ai.operation.name": "apply_guardrail",
+                    "gen_ai.guardrail.name": "pii",
+                    "gen_ai.guardrail.verdict.type": "deny",
+                },
+            ):
+                pass
+
+    path = write_store(tmp_path / "s.duckdb", traced(body))
+    got = query(
+        path,
+        "SELECT decision_id, name, model_decision, model_action, effective_decision, mismatch, review_required, "
+        "source, provider_verdict, run_id IS NOT NULL AS in_run FROM decisions ORDER BY decision_id",
+    )
+    assert [r["decision_id"].split(":")[0] for r in got] == ["guardrail", "tool_call", "tool_call"]
+    assert got[1:] == [
+        {
+            "decision_id": "tool_call:call_10",
+            "name": "tool_call rm",
+            "model_decision": "allow",
+            "model_action": "rm",
+            "effective_decision": "deny",
+            "mismatch": True,
+            "review_required": False,
+            "source": "gen_ai.tool.call.decision",
+            "provider_verdict": "deny",
+            "in_run": True,
+        },
+        {
+            "decision_id": "tool_call:call_9",
+            "name": "tool_call delete_db",
+            "model_decision": "allow",
+            "model_action": "delete_db",
+            "effective_decision": "require_approval",
+            "mismatch": True,
+            "review_required": True,
+            "source": "gen_ai.tool.call.decision",
+            "provider_verdict": "require_approval",
+            "in_run": True,
+        },
+    ]
+    guard = got[0]
+    assert (guard["name"], guard["effective_decision"], guard["provider_verdict"], guard["source"]) == (
+        "guardrail pii",
+        "deny",
+        "blocked",
+        "guardrail",
+    )
+
+
+def test_evaluation_by_response_id_inside_the_evaluators_span(tmp_path: Path) -> None:
+    """A gen_ai.evaluation.result record parented to the evaluator's own span but naming the judged response is
+    attached to the call with that gen_ai.response.id."""
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    from tests.derived_runs.runs_support import write_logs
+
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    logger = logger_provider.get_logger("evaluator")
+
+    def body(t: Tracer) -> None:
+        with span(
+            t,
+            "chat gpt-4o",
+            **{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.response.id": "resp-7"},
+        ):
+            pass
+        with span(t, "evaluate relevance"):  # the evaluator's span, another trace
+            logger.emit(
+                event_name="gen_ai.evaluation.result",
+                attributes={
+                    "gen_ai.evaluation.name": "Relevance",
+                    "gen_ai.evaluation.score.value": 0.9,
+                    "gen_ai.response.id": "resp-7",
+                },
+            )
+
+    spans = traced(body)
+    logger_provider.shutdown()
+    path = write_store(tmp_path / "s.duckdb", spans)
+    write_logs(path, [r for r in logs.get_finished_logs()])
+    got = query(path, "SELECT evaluation_name, joined_by, judged_span_name, judged_category FROM evaluations")
+    assert got == [
+        {
+            "evaluation_name": "Relevance",
+            "joined_by": "response_id",
+            "judged_span_name": "chat gpt-4o",
+            "judged_category": "provider_call",
+        }
+    ]
+
+
+def test_a2a_context_id_is_the_conversation(tmp_path: Path) -> None:
+    """An A2A span's a2a.context.id is the conversation its task belongs to (sessions), when no
+    gen_ai.conversation.id says otherwise; its task states stay receipts (tests/derived_evidence/test_receipts.py)."""
+
+    def body(t: Tracer) -> None:
+        for task in ("t1", "t2"):
+            with span(t, "invoke_agent travel", **{"gen_ai.operation.name": "invoke_agent"}):
+                with span(
+                    t,
+                    "a2a.send_message",
+                    **{"a2a.task.id": task, "a2a.task.state": "TASK_STATE_COMPLETED", "a2a.context.id": "ctx-42"},
+                ):
+                    pass
+
+    path = write_store(tmp_path / "s.duckdb", traced(body))
+    assert query(path, "SELECT session_id FROM runs") == [{"session_id": "ctx-42"}, {"session_id": "ctx-42"}]
+    assert query(path, "SELECT session_id, runs FROM sessions") == [{"session_id": "ctx-42", "runs": 2}]

@@ -107,7 +107,7 @@ SELECT
             || '"ai.usage.cachedInputTokens":"VARCHAR","ai.usage.inputTokenDetails.cacheReadTokens":"VARCHAR",'
             || '"ai.usage.inputTokenDetails.cacheWriteTokens":"VARCHAR","ai.usage.reasoningTokens":"VARCHAR",'
             || '"ai.usage.outputTokenDetails.reasoningTokens":"VARCHAR","jsonrpc.request.id":"VARCHAR",'
-            || '"mcp.session.id":"VARCHAR"}'
+            || '"mcp.session.id":"VARCHAR","a2a.context.id":"VARCHAR"}'
     ) AS b
 FROM oa_scoped_spans(rid)
 QUALIFY NOT latest

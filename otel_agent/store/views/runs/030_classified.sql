@@ -141,7 +141,8 @@ WITH k AS (
              AND json_type(b."otel_agent.run.budget.exceeded_limits") = 'ARRAY'
             THEN from_json(b."otel_agent.run.budget.exceeded_limits", '["VARCHAR"]')
         END AS attr_budget_exceeded_limits,
-        b."gen_ai.conversation.id" AS conversation_id,
+        -- an A2A context id is the conversation the task belongs to
+        coalesce(b."gen_ai.conversation.id", b."a2a.context.id") AS conversation_id,
         b."session.id" AS session_id,
         b."otel_agent.artifact.id" AS artifact_id,
         b."otel_agent.artifact_version.id" AS artifact_version_id,

@@ -1,6 +1,6 @@
 -- evaluations: one row per gen_ai.evaluation.result event (an OTLP log record with that event name; a
--- re-delivered record counts once). The record judges the span it is parented to (its trace_id/span_id), else
--- the provider call whose gen_ai.response.id it carries; run_id, the judged span's category and, for a call,
+-- re-delivered record counts once). The record judges the provider call whose gen_ai.response.id it carries
+-- when one is stored, else the span it is parented to (its trace_id/span_id); run_id, the judged span's category and, for a call,
 -- its provider and model come from classified_spans.
 CREATE OR REPLACE VIEW evaluations AS
 WITH e AS (
@@ -37,10 +37,15 @@ by_response AS (
 targets AS (
     SELECT
         j.*,
-        coalesce(CASE WHEN j.log_span_id IS NOT NULL THEN j.log_trace_id END, r.trace_id) AS trace_id,
-        coalesce(j.log_span_id, r.span_id) AS span_id,
-        CASE WHEN j.log_span_id IS NOT NULL THEN 'parent' WHEN r.span_id IS NOT NULL THEN 'response_id' END
-            AS joined_by
+        -- a response id naming a stored call wins over the span the record is parented to: an evaluator records
+        -- the result inside its own span, naming the response it judged (issue 32)
+        coalesce(r.trace_id, CASE WHEN j.log_span_id IS NOT NULL THEN j.log_trace_id END) AS trace_id,
+        coalesce(r.span_id, j.log_span_id) AS span_id,
+        CASE
+            WHEN r.span_id IS NOT NULL AND r.span_id IS NOT DISTINCT FROM j.log_span_id THEN 'parent'
+            WHEN r.span_id IS NOT NULL THEN 'response_id'
+            WHEN j.log_span_id IS NOT NULL THEN 'parent'
+        END AS joined_by
     FROM judged AS j
     LEFT JOIN by_response AS r ON r.response_id = j.response_id
 )
