@@ -1,8 +1,11 @@
 -- runs: one row per run. The run-level spans are the run's flow_run spans, ours first, then by start time (some
 -- instrumentations emit two: a GenAI invoke_agent root above a framework workflow span). The run span (id,
 -- trace, times, budget) is the first of them; the name is the first workflow name any of them carries (else the
--- run span's name); the run is 'error' when any run-level span is in error, with the error type of the first
--- such span. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
+-- run span's name); the agent is the run span's own when it is an agent invocation (issue 32), else the first
+-- agent step's; the run is 'error' when any run-level span is in error, with the typed error (error.type, an
+-- exception) of the first such span, else of where the failure began, else the first such span's guess from its
+-- status message. A run holds work (classified_spans.work) or is one of ours in progress: bookkeeping alone (an
+-- agent's creation, a lone record) is no run. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
 -- with several roots, or one of ours whose flow_run span has not arrived yet) is described by its earliest root
 -- span (a span whose parent is not stored) and is 'error' when any root is in error.
 --
