@@ -514,3 +514,56 @@ def test_a2a_context_id_is_the_conversation(tmp_path: Path) -> None:
     path = write_store(tmp_path / "s.duckdb", traced(body))
     assert query(path, "SELECT session_id FROM runs") == [{"session_id": "ctx-42"}, {"session_id": "ctx-42"}]
     assert query(path, "SELECT session_id, runs FROM sessions") == [{"session_id": "ctx-42", "runs": 2}]
+
+
+def test_feedback_added_later_tied_by_a_span_link(tmp_path: Path) -> None:
+    """Feedback / an annotation recorded later, in a trace of its own, as a span linked to the span it judges
+    (OpenInference EVALUATOR, or gen_ai.evaluation.* on the span); and a gen_ai.evaluation.result span event."""
+    from opentelemetry.trace import Link
+
+    def body(t: Tracer) -> None:
+        with span(t, "invoke_agent helper", **{"gen_ai.operation.name": "invoke_agent"}):
+            with span(t, "chat gpt-4o", **{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}) as call:
+                call.add_event(
+                    "gen_ai.evaluation.result",
+                    {"gen_ai.evaluation.name": "Toxicity", "gen_ai.evaluation.score.value": 0.0},
+                )
+                judged = call.get_span_context()
+        # a day later: a user's thumbs-down, in a trace of its own
+        with t.start_as_current_span(
+            "user feedback",
+            links=[Link(judged)],
+            attributes={
+                "gen_ai.evaluation.name": "user_feedback",
+                "gen_ai.evaluation.score.label": "thumbs_down",
+                "gen_ai.evaluation.score.value": -1.0,
+            },
+        ):
+            pass
+
+    path = write_store(tmp_path / "s.duckdb", traced(body))
+    got = query(
+        path,
+        "SELECT evaluation_name, score_value, score_label, joined_by, judged_span_name, r.agent_name "
+        "FROM evaluations JOIN runs r USING (run_id) ORDER BY evaluation_name",
+    )
+    assert got == [
+        {
+            "evaluation_name": "Toxicity",
+            "score_value": 0.0,
+            "score_label": None,
+            "joined_by": "span_event",
+            "judged_span_name": "chat gpt-4o",
+            "agent_name": "helper",
+        },
+        {
+            "evaluation_name": "user_feedback",
+            "score_value": -1.0,
+            "score_label": "thumbs_down",
+            "joined_by": "link",
+            "judged_span_name": "chat gpt-4o",
+            "agent_name": "helper",
+        },
+    ]
+    # the feedback trace alone is bookkeeping, not a run
+    assert query(path, "SELECT count(*) AS n FROM runs") == [{"n": 1}]
