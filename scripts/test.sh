@@ -13,7 +13,8 @@
 # 4. Go >= 1.25 for the Collector: the `go` on PATH or /usr/local/go/bin/go; as a last resort the Go toolchain
 #    module (golang.org/toolchain, the same file `go` itself fetches for GOTOOLCHAIN) from the Go module proxy into
 #    ~/.cache/otel_agent/go.
-# 5. scripts/build_collector.sh (cached after the first build; a progress line every 15 s).
+# 5. scripts/build_collector.sh (cached after the first build; a progress line every 15 s); then `npm ci` of the
+#    Node scenario tests/vercel_ai/node (its committed lockfile).
 # 6. python -m pytest -q [arguments].
 #
 # Environment: PYTHON (the interpreter to start from, default python3), OTEL_AGENT_GO_VERSION (the toolchain
@@ -121,6 +122,18 @@ fi
 
 # --- 5. the Collector -------------------------------------------------------------------------------------------
 bash scripts/build_collector.sh >/dev/null
+
+# --- 5b. the Node scenario's packages (tests/vercel_ai/node: the Vercel AI SDK and the OpenTelemetry JS SDK) ------
+# `npm ci` from the committed lockfile (the npm registry; nothing is fetched at run time by the product). Without
+# node/npm the Vercel tests skip on a developer's machine and fail in CI (tests/tools.py).
+if command -v npm >/dev/null 2>&1; then
+  if ! (cd tests/vercel_ai/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+    say "npm ci in tests/vercel_ai/node failed"
+    exit 1
+  fi
+else
+  say "npm not found: the Vercel AI SDK scenario (tests/vercel_ai) will not run"
+fi
 
 # --- 6. the suite -----------------------------------------------------------------------------------------------
 say "prerequisites ready in $(( $(date +%s) - began ))s; running python -m pytest -q $*"

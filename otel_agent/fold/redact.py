@@ -5,8 +5,10 @@ The default rule drops credential-like keys and keeps everything else: a key is 
 words, or two adjacent words written together, is a credential word (``CREDENTIAL_WORDS``), where a key's words
 are what is between ``.``, ``_``, ``-`` (and other non-alphanumerics) and camelCase boundaries:
 ``aws_secret_access_key``, ``clientSecret``, ``openai.api_key.primary`` and ``x-api-key`` are all caught. Token
-*counts* are not credentials: ``tokens`` is no credential word (``gen_ai.usage.input_tokens``), and ``token``
-followed by a counting word (``llm.token_count.prompt``, ``gen_ai.token.type``) is kept.
+*counts* are not credentials: ``tokens`` is no credential word (``gen_ai.usage.input_tokens``), ``token``
+followed by a counting word (``llm.token_count.prompt``, ``gen_ai.token.type``) is kept, and so is ``token`` after a
+word that measures model tokens (``gen_ai.server.time_to_first_token``, ``time_per_output_token``). No key of the
+GenAI, OpenInference or OpenLLMetry conventions is dropped (tests/fidelity3/test_redaction_conventions.py).
 
 Decisions are cached per key, and a set of known-safe keys lets the common case (no sensitive key in a span) cost
 one C-level set check.
@@ -82,6 +84,26 @@ CREDENTIAL_PARTS = ("password", "passwd", "passphrase", "apikey")
 TOKEN_COUNT_WORDS = frozenset({"count", "counts", "usage", "type", "limit", "budget", "total", "estimate"})
 """``token`` followed by one of these words is a count or a kind of token, not a credential."""
 
+TOKEN_MEASURE_WORDS = frozenset(
+    {
+        "first",
+        "last",
+        "next",
+        "per",
+        "each",
+        "input",
+        "output",
+        "prompt",
+        "completion",
+        "generated",
+        "reasoning",
+        "cached",
+    }
+)
+"""``token`` after one of these words is a model token being measured (``gen_ai.server.time_to_first_token``,
+``gen_ai.server.time_per_output_token``: the GenAI conventions' metric names, which instrumentations also put on
+spans), not a credential."""
+
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
@@ -96,7 +118,10 @@ def is_credential_key(key: str) -> bool:
     words = key_words(key)
     for i, word in enumerate(words):
         following = words[i + 1] if i + 1 < len(words) else ""
-        if word in CREDENTIAL_WORDS and not (word == "token" and following in TOKEN_COUNT_WORDS):
+        preceding = words[i - 1] if i > 0 else ""
+        if word in CREDENTIAL_WORDS and not (
+            word == "token" and (following in TOKEN_COUNT_WORDS or preceding in TOKEN_MEASURE_WORDS)
+        ):
             return True
         if following and word + following in CREDENTIAL_WORDS:
             return True

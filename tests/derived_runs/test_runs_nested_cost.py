@@ -107,7 +107,7 @@ def test_the_run_counts_the_outer_calls_only(store: Path) -> None:
         "SELECT agent_name, steps, provider_calls, tool_invocations, retrievals, input_tokens, output_tokens, "
         "cost_usd, unpriced_calls FROM runs",
     )
-    assert [tuple(r.values()) for r in runs] == [("researcher", 1, 2, 1, 1, 200, 20, BILLED, 0)]
+    assert [tuple(r.values()) for r in runs] == [("planner", 1, 2, 1, 1, 200, 20, BILLED, 0)]
 
 
 def test_the_step_counts_the_outer_calls_only(store: Path) -> None:

@@ -28,6 +28,70 @@ WITH raw AS (
                "otel_agent.run.id": "VARCHAR", "otel_agent.step.id": "VARCHAR"}')
     WHERE a['otel_agent.decision.id'] IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY decided_at, trace_id, span_id) = 1
+),
+-- Third-party decisions (issue 32; semantic-conventions-genai, Development), beside ours:
+-- * gen_ai.tool.call.decision events (an OTLP log record, or a span event): a framework, harness, policy or human
+--   decided on a tool call the model proposed before it ran. The model's proposal is the call ('allow'); the
+--   effective decision is gen_ai.tool.call.decision.outcome (allow / deny / require_approval). Keyed by
+--   gen_ai.tool.call.id when given (a re-delivered record counts once), else by the event itself.
+-- * guardrail results (third-party apply_guardrail / run_guardrail, OpenInference GUARDRAIL spans, with their
+--   gen_ai.guardrail.* verdict, classified_spans): the gate on the model's input or output. The effective
+--   decision maps the verdict (blocked → deny, passed → allow, anything else as given); the provider's own verdict
+--   is kept as it came (provider_verdict).
+tool_call_events AS (
+    SELECT trace_id, span_id, time AS decided_at, service_name, attributes, 'log' AS src, content_hash AS k
+    FROM logs
+    WHERE event_name = 'gen_ai.tool.call.decision'
+    QUALIFY row_number() OVER (PARTITION BY time, content_hash ORDER BY received_at) = 1
+    UNION ALL
+    SELECT e.trace_id, e.span_id, e.time, NULL, e.attributes, 'event', CAST(e.event_index AS VARCHAR)
+    FROM span_events AS e
+    WHERE e.name = 'gen_ai.tool.call.decision'
+),
+tool_call_decisions AS (
+    SELECT
+        coalesce('tool_call:' || oa_text(t.attributes->>'gen_ai.tool.call.id'),
+                 'tool_call_event:' || coalesce(t.trace_id, '') || ':' || coalesce(t.span_id, '') || ':' || t.k)
+            AS decision_id,
+        'tool_call ' || coalesce(oa_text(t.attributes->>'gen_ai.tool.name'), '?') AS name,
+        'allow' AS model_decision,
+        oa_text(t.attributes->>'gen_ai.tool.name') AS model_action,
+        lower(oa_text(t.attributes->>'gen_ai.tool.call.decision.outcome')) AS effective_decision,
+        oa_text(coalesce(t.attributes->>'gen_ai.tool.call.decision.reason', t.attributes->>'error.type')) AS reason,
+        lower(oa_text(t.attributes->>'gen_ai.tool.call.decision.outcome')) AS provider_verdict,
+        oa_text(t.trace_id) AS trace_id, oa_text(t.span_id) AS span_id,
+        coalesce(t.service_name, c.service_name) AS service_name, c.run_id, c.step_id, t.decided_at
+    FROM tool_call_events AS t
+    LEFT JOIN classified_spans AS c ON c.trace_id = t.trace_id AND c.span_id = t.span_id
+    WHERE oa_text(t.attributes->>'gen_ai.tool.call.decision.outcome') IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY t.decided_at, t.trace_id, t.span_id) = 1
+),
+guardrail_decisions AS (
+    SELECT
+        'guardrail:' || trace_id || ':' || span_id AS decision_id,
+        'guardrail ' || coalesce(guard_name, '?') AS name,
+        'allow' AS model_decision,
+        guard_target_id AS model_action,
+        CASE guard_outcome WHEN 'blocked' THEN 'deny' WHEN 'passed' THEN 'allow' ELSE guard_outcome END
+            AS effective_decision,
+        guard_reason AS reason,
+        guard_outcome AS provider_verdict,
+        trace_id, span_id, service_name, run_id, step_id, start_time AS decided_at
+    FROM classified_spans
+    WHERE category = 'guard_result' AND record_kind IS NULL AND guard_outcome IS NOT NULL
+),
+third_party AS (
+    SELECT *, 'gen_ai.tool.call.decision' AS source FROM tool_call_decisions
+    UNION ALL BY NAME
+    SELECT *, 'guardrail' AS source FROM guardrail_decisions
+),
+all_decisions AS (
+    SELECT *, 'otel_agent' AS source, NULL::VARCHAR AS provider_verdict FROM raw
+    UNION ALL BY NAME
+    SELECT *, NULL::VARCHAR AS expected_action, NULL::BOOLEAN AS policy_passed, NULL::BOOLEAN AS emitted_mismatch,
+           effective_decision = 'require_approval' AS review_required, []::VARCHAR[] AS evidence_refs,
+           NULL::BIGINT AS iteration, NULL::VARCHAR AS effective_action
+    FROM third_party
 )
 SELECT decision_id, name, model_decision, model_action, effective_decision, effective_action, expected_action,
        policy_passed,
@@ -37,13 +101,14 @@ SELECT decision_id, name, model_decision, model_action, effective_decision, effe
        emitted_mismatch,
        coalesce(review_required, model_decision IS DISTINCT FROM effective_decision) AS review_required,
        reason, evidence_refs, iteration, run_id, step_id, trace_id, span_id, service_name, raw.decided_at,
+       raw.source, raw.provider_verdict,
        -- the human's answer to a human_review decision (reviews of kind 'decision', append-only; issue 15)
        CASE r.status WHEN 'approved' THEN 'approve' WHEN 'rejected' THEN 'reject' END AS human_verdict,
        r.decided_by AS human_reviewer,
        r.decided_at AS human_reviewed_at,
        r.decision_reason AS human_reason,
        coalesce(r.annotations, 0) AS human_annotations
-FROM raw
+FROM all_decisions AS raw
 LEFT JOIN review_status r ON r.target_kind = 'decision' AND r.target_id = raw.decision_id;
 
 CREATE OR REPLACE VIEW badcases AS

@@ -40,6 +40,13 @@ CREATE OR REPLACE MACRO oa_price_provider(p) AS
         ELSE lower(p)
     END;
 
+-- A provider name as the views report it: lower case, without the API surface some instrumentations append to it
+-- (the Vercel AI SDK's provider ids 'openai.chat', 'openai.responses', 'anthropic.messages',
+-- 'google.generative-ai' arrive as gen_ai.system): 'openai', 'anthropic', 'google'. No registered
+-- gen_ai.provider.name value ends with one of these suffixes, so the conventions' names are kept as they are.
+CREATE OR REPLACE MACRO oa_provider_name(p) AS
+    regexp_replace(lower(p), '\.(chat|responses|completion|completions|messages|embedding|embeddings|generative-ai|image|transcription|speech|rerank|reranking)$', '');
+
 -- Span duration in milliseconds.
 CREATE OR REPLACE MACRO oa_ms(ns) AS ns / 1e6;
 

@@ -53,7 +53,11 @@ SELECT
             || '"gen_ai.tool.name":"VARCHAR","tool.name":"VARCHAR","traceloop.entity.name":"VARCHAR",'
             || '"otel_agent.tool.provider":"VARCHAR","otel_agent.cost.usd":"VARCHAR","llm.cost.total":"VARCHAR",'
             || '"gen_ai.usage.cost":"VARCHAR","gen_ai.cost.total_cost":"VARCHAR","llm.cost.prompt":"VARCHAR",'
-            || '"llm.cost.completion":"VARCHAR"}'
+            || '"llm.cost.completion":"VARCHAR",'
+            -- issue 32 keys
+            || '"ai.operationId":"VARCHAR","ai.model.provider":"VARCHAR","ai.toolCall.name":"VARCHAR",'
+            || '"mcp.method.name":"VARCHAR","ai.usage.inputTokens":"VARCHAR","ai.usage.promptTokens":"VARCHAR",'
+            || '"ai.usage.outputTokens":"VARCHAR","ai.usage.completionTokens":"VARCHAR"}'
     ) AS a,
     json_transform(oa_attribute_text(attributes),
         '{"otel_agent.run.id":"VARCHAR","otel_agent.step.id":"VARCHAR","otel_agent.step.name":"VARCHAR",'
@@ -95,7 +99,15 @@ SELECT
             || '"gen_ai.memory.record.id":"VARCHAR","gen_ai.memory.record.count":"VARCHAR",'
             || '"gen_ai.prompt.name":"VARCHAR","gen_ai.prompt.version":"VARCHAR",'
             || '"gen_ai.request.stream":"VARCHAR","gen_ai.response.time_to_first_chunk":"VARCHAR",'
-            || '"gen_ai.response.id":"VARCHAR","a2a.task.id":"VARCHAR","a2a.task.state":"VARCHAR"}'
+            || '"gen_ai.response.id":"VARCHAR","a2a.task.id":"VARCHAR","a2a.task.state":"VARCHAR",'
+            -- issue 32 keys
+            || '"gen_ai.usage.cache_write.input_tokens":"VARCHAR",'
+            || '"gen_ai.client.operation.time_to_first_chunk":"VARCHAR","ai.response.msToFirstChunk":"VARCHAR",'
+            || '"ai.stream.msToFirstChunk":"VARCHAR","ai.telemetry.functionId":"VARCHAR","ai.toolCall.id":"VARCHAR",'
+            || '"ai.usage.cachedInputTokens":"VARCHAR","ai.usage.inputTokenDetails.cacheReadTokens":"VARCHAR",'
+            || '"ai.usage.inputTokenDetails.cacheWriteTokens":"VARCHAR","ai.usage.reasoningTokens":"VARCHAR",'
+            || '"ai.usage.outputTokenDetails.reasoningTokens":"VARCHAR","jsonrpc.request.id":"VARCHAR",'
+            || '"mcp.session.id":"VARCHAR","a2a.context.id":"VARCHAR"}'
     ) AS b
 FROM oa_scoped_spans(rid)
 QUALIFY NOT latest

@@ -4,7 +4,9 @@
 --   2. openinference.span.kind          (OpenInference, incl. the OpenAI Agents SDK through it)
 --   3. traceloop.span.kind / llm.request.type   (OpenLLMetry)
 --   4. gen_ai.operation.name            (OTel GenAI conventions, current and older)
---   5. gen_ai.system with a model or token usage (GenAI conventions <= v1.26, no operation name)
+--   5. ai.operationId                   (the Vercel AI SDK's ai.* telemetry: experimental_telemetry)
+--   6. mcp.method.name                  (MCP client and server spans)
+--   7. gen_ai.system with a model or token usage (GenAI conventions <= v1.26, no operation name)
 -- Third-party 'agent' spans become the run (flow_run) when they are the root of what is stored of their
 -- trace, and a step otherwise.
 --
@@ -24,11 +26,15 @@ WITH k AS (
         lower(a."traceloop.span.kind") AS tl_kind,
         lower(a."gen_ai.operation.name") AS op_name,
         lower(a."llm.request.type") AS llm_request_type,
+        a."ai.operationId" AS ai_operation_id,
+        a."mcp.method.name" AS mcp_method,
         b."otel_agent.run.id" AS own_run_id,
         b."otel_agent.step.id" AS attr_step_id,
         b."otel_agent.step.name" AS attr_step_name,
         oa_count(b."otel_agent.iteration") AS iteration,
-        coalesce(b."gen_ai.workflow.name", b."traceloop.workflow.name") AS workflow_name,
+        -- the Vercel AI SDK's function id names what the application calls (experimental_telemetry.functionId)
+        coalesce(b."gen_ai.workflow.name", b."traceloop.workflow.name", b."ai.telemetry.functionId")
+            AS workflow_name,
         coalesce(
             b."gen_ai.agent.name", b."agent.name",
             CASE WHEN lower(a."traceloop.span.kind") = 'agent' THEN a."traceloop.entity.name" END,
@@ -39,30 +45,36 @@ WITH k AS (
             CASE WHEN ends_with(name, '.run') AND upper(a."openinference.span.kind") = 'AGENT'
                  THEN oa_text(left(name, length(name) - 4)) END
         ) AS agent_name,
-        lower(coalesce(a."gen_ai.provider.name", a."gen_ai.system", a."llm.provider", a."llm.system"))
-            AS provider,
+        oa_provider_name(coalesce(a."gen_ai.provider.name", a."gen_ai.system", a."llm.provider", a."llm.system",
+                                  a."ai.model.provider")) AS provider,
         coalesce(a."gen_ai.request.model", a."llm.model_name") AS request_model,
         a."gen_ai.response.model" AS response_model,
         oa_count(coalesce(
-            a."gen_ai.usage.input_tokens", a."gen_ai.usage.prompt_tokens", a."llm.token_count.prompt"
+            a."gen_ai.usage.input_tokens", a."gen_ai.usage.prompt_tokens", a."llm.token_count.prompt",
+            a."ai.usage.inputTokens", a."ai.usage.promptTokens"
         )) AS input_tokens,
         oa_count(coalesce(
-            a."gen_ai.usage.output_tokens", a."gen_ai.usage.completion_tokens", a."llm.token_count.completion"
+            a."gen_ai.usage.output_tokens", a."gen_ai.usage.completion_tokens", a."llm.token_count.completion",
+            a."ai.usage.outputTokens", a."ai.usage.completionTokens"
         )) AS output_tokens,
         oa_count(coalesce(
             b."gen_ai.usage.total_tokens", b."llm.token_count.total", b."llm.usage.total_tokens"
         )) AS reported_total_tokens,
         oa_count(coalesce(
             b."gen_ai.usage.cache_read.input_tokens", b."gen_ai.usage.cache_read_input_tokens",
-            b."llm.token_count.prompt_details.cache_read"
+            b."llm.token_count.prompt_details.cache_read", b."ai.usage.inputTokenDetails.cacheReadTokens",
+            b."ai.usage.cachedInputTokens"
         )) AS cache_read_tokens,
+        -- cache_write is the 2026 name (semantic-conventions-genai) of cache_creation
         oa_count(coalesce(
-            b."gen_ai.usage.cache_creation.input_tokens", b."gen_ai.usage.cache_creation_input_tokens",
-            b."llm.token_count.prompt_details.cache_write"
+            b."gen_ai.usage.cache_write.input_tokens", b."gen_ai.usage.cache_creation.input_tokens",
+            b."gen_ai.usage.cache_creation_input_tokens", b."llm.token_count.prompt_details.cache_write",
+            b."ai.usage.inputTokenDetails.cacheWriteTokens"
         )) AS cache_creation_tokens,
         oa_count(coalesce(
             b."gen_ai.usage.reasoning.output_tokens", b."gen_ai.usage.reasoning_tokens",
-            b."llm.usage.reasoning_tokens", b."llm.token_count.completion_details.reasoning"
+            b."llm.usage.reasoning_tokens", b."llm.token_count.completion_details.reasoning",
+            b."ai.usage.outputTokenDetails.reasoningTokens", b."ai.usage.reasoningTokens"
         )) AS reasoning_tokens,
         coalesce(
             TRY_CAST(a."otel_agent.cost.usd" AS DOUBLE),
@@ -76,10 +88,13 @@ WITH k AS (
         lower(b."otel_agent.fallback.original_provider") AS fallback_from_provider,
         b."otel_agent.fallback.original_model" AS fallback_from_model,
         coalesce(
-            a."gen_ai.tool.name", a."tool.name",
-            CASE WHEN lower(a."traceloop.span.kind") = 'tool' THEN a."traceloop.entity.name" END
+            a."gen_ai.tool.name", a."tool.name", a."ai.toolCall.name",
+            CASE WHEN lower(a."traceloop.span.kind") = 'tool' THEN a."traceloop.entity.name" END,
+            -- an MCP span is named '{mcp.method.name} {target}' (the client's may be prefixed: 'MCP send ...')
+            CASE WHEN a."mcp.method.name" = 'tools/call' AND contains(name, 'tools/call ')
+                 THEN oa_text(trim(split_part(name, 'tools/call ', 2))) END
         ) AS attr_tool_name,
-        b."gen_ai.tool.call.id" AS tool_call_id,
+        coalesce(b."gen_ai.tool.call.id", b."ai.toolCall.id") AS tool_call_id,
         b."gen_ai.tool.type" AS tool_type,
         a."otel_agent.tool.provider" AS tool_provider,
         b."gen_ai.data_source.id" AS data_source_id,
@@ -99,8 +114,16 @@ WITH k AS (
         oa_count(b."gen_ai.memory.record.count") AS memory_record_count,
         b."gen_ai.prompt.name" AS prompt_name,
         b."gen_ai.prompt.version" AS prompt_version,
-        TRY_CAST(b."gen_ai.request.stream" AS BOOLEAN) AS request_stream,
-        TRY_CAST(b."gen_ai.response.time_to_first_chunk" AS DOUBLE) * 1000 AS time_to_first_chunk_ms,
+        TRY_CAST(b."gen_ai.request.stream" AS BOOLEAN) AS attr_request_stream,
+        -- seconds under the conventions' attribute and metric names, milliseconds under the Vercel AI SDK's
+        coalesce(
+            TRY_CAST(b."gen_ai.response.time_to_first_chunk" AS DOUBLE) * 1000,
+            TRY_CAST(b."gen_ai.client.operation.time_to_first_chunk" AS DOUBLE) * 1000,
+            TRY_CAST(b."ai.response.msToFirstChunk" AS DOUBLE),
+            TRY_CAST(b."ai.stream.msToFirstChunk" AS DOUBLE)
+        ) AS time_to_first_chunk_ms,
+        b."jsonrpc.request.id" AS jsonrpc_request_id,
+        b."mcp.session.id" AS mcp_session_id,
         b."gen_ai.response.id" AS response_id,
         b."a2a.task.id" AS a2a_task_id,
         oa_text(replace(lower(b."a2a.task.state"), 'task_state_', '')) AS a2a_task_state,
@@ -118,7 +141,8 @@ WITH k AS (
              AND json_type(b."otel_agent.run.budget.exceeded_limits") = 'ARRAY'
             THEN from_json(b."otel_agent.run.budget.exceeded_limits", '["VARCHAR"]')
         END AS attr_budget_exceeded_limits,
-        b."gen_ai.conversation.id" AS conversation_id,
+        -- an A2A context id is the conversation the task belongs to
+        coalesce(b."gen_ai.conversation.id", b."a2a.context.id") AS conversation_id,
         b."session.id" AS session_id,
         b."otel_agent.artifact.id" AS artifact_id,
         b."otel_agent.artifact_version.id" AS artifact_version_id,
@@ -149,6 +173,8 @@ WITH k AS (
             WHEN oi_kind IS NOT NULL THEN 'openinference'
             WHEN tl_kind IS NOT NULL OR llm_request_type IS NOT NULL THEN 'openllmetry'
             WHEN op_name IS NOT NULL THEN 'gen_ai'
+            WHEN ai_operation_id IS NOT NULL THEN 'vercel_ai'
+            WHEN mcp_method IS NOT NULL THEN 'mcp'
             WHEN legacy_model_call THEN 'gen_ai_legacy'
             ELSE 'none'
         END AS convention,
@@ -205,7 +231,8 @@ WITH k AS (
                         THEN 'tool_invocation'
                     WHEN op_name = 'invoke_agent' THEN 'agent'
                     WHEN op_name = 'invoke_workflow' THEN 'flow_run'
-                    WHEN op_name = 'plan' THEN 'step'
+                    -- agent_step: one turn of an agent's loop (model call, then its tools), e.g. @ai-sdk/otel
+                    WHEN op_name IN ('plan', 'agent_step') THEN 'step'
                     -- run_guardrail: the name of the drafts instrumentations emit today (opentelemetry-util-genai)
                     WHEN op_name IN ('apply_guardrail', 'run_guardrail') THEN 'guard_result'
                     WHEN op_name IN ('create_memory_store', 'delete_memory_store', 'create_memory', 'search_memory',
@@ -214,6 +241,21 @@ WITH k AS (
                     -- fetch_response, create_agent: no inference, no tool, no run of their own
                     ELSE 'other'
                 END
+            WHEN ai_operation_id IS NOT NULL THEN
+                -- the Vercel AI SDK: ai.generateText / streamText / generateObject / streamObject run the tool
+                -- loop (an agent), their .doGenerate / .doStream / .doEmbed are the model calls, ai.toolCall the
+                -- tools; ai.embed / ai.embedMany / ai.rerank wrap their calls (other)
+                CASE
+                    WHEN ai_operation_id = 'ai.toolCall' THEN 'tool_invocation'
+                    WHEN regexp_matches(ai_operation_id, '\.do(Generate|Stream|Embed|Rerank)$') THEN 'provider_call'
+                    WHEN ai_operation_id IN ('ai.generateText', 'ai.streamText', 'ai.generateObject',
+                                             'ai.streamObject') THEN 'agent'
+                    ELSE 'other'
+                END
+            WHEN mcp_method IS NOT NULL THEN
+                -- MCP (the SDK's own spans; semantic conventions mcp.*): a tools/call is a tool invocation, on the
+                -- client and on the server (the server's span, a child through the propagated context, is nested)
+                CASE WHEN mcp_method = 'tools/call' THEN 'tool_invocation' ELSE 'other' END
             WHEN legacy_model_call THEN 'provider_call'
             ELSE 'other'
         END AS base_category
@@ -221,7 +263,7 @@ WITH k AS (
 
 -- oa_classified(rid): one row per span (deduplicated), with the category, run and nesting resolved.
 CREATE OR REPLACE MACRO oa_classified(rid) AS TABLE
-WITH c AS MATERIALIZED (
+WITH RECURSIVE c AS MATERIALIZED (
     -- the latest row of each span, picked on the raw rows (oa_span_fields_all). Not DISTINCT ON (tried in
     -- 93039ab, ~7 % less CPU per run): over the whole store its hash aggregate holds every wide row in memory
     -- and the runs view ran out of the receiver's default 1 GB on 1 M spans, where the window's sort spills
@@ -229,7 +271,7 @@ WITH c AS MATERIALIZED (
     SELECT * FROM oa_normalised_all(rid, latest := true)
 ),
 parents AS MATERIALIZED (
-    SELECT trace_id, span_id, base_category, own_run_id FROM c
+    SELECT trace_id, span_id, parent_span_id, base_category, own_run_id FROM c
 ),
 -- What the events of a span say, read in one pass over span_events and one over logs (plus the log records with
 -- no span context, matched by response id), all joined with the spans once, on keys (an event's JSON is read
@@ -251,6 +293,7 @@ exceptions AS MATERIALIZED (
         arg_min(exception_type, k) FILTER (WHERE exception_type IS NOT NULL) AS exception_type,
         arg_min(exception_message, k) FILTER (WHERE exception_message IS NOT NULL) AS exception_message,
         bool_or(src = 1) AS from_log,
+        bool_or(src = 0) AS has_exception_event,
         -- one struct, not six columns, through the layers below (their planning time grows with columns)
         CASE WHEN bool_or(src >= 2) THEN {
             'name': arg_min(guard_name, k) FILTER (WHERE guard_name IS NOT NULL),
@@ -300,7 +343,7 @@ exceptions AS MATERIALIZED (
             -- result (event or log record) on a third-party guard span, an exception log record on any span
             JOIN c ON c.trace_id = y.trace_id AND c.span_id = y.span_id
               AND CASE y.src
-                      WHEN 0 THEN c.status_code = 'ERROR'
+                      WHEN 0 THEN true  -- on any span: one not in ERROR still carries the failure up (below)
                       WHEN 1 THEN true
                       ELSE c.base_category = 'guard_result' AND c.record_kind IS NULL
                   END
@@ -327,15 +370,72 @@ nested_usage AS (
         CAST(sum(cache_read_tokens) FILTER (WHERE is_pc) AS BIGINT) AS cache_read_tokens,
         CAST(sum(cache_creation_tokens) FILTER (WHERE is_pc) AS BIGINT) AS cache_creation_tokens,
         CAST(sum(reasoning_tokens) FILTER (WHERE is_pc) AS BIGINT) AS reasoning_tokens,
-        fsum(reported_cost_usd) FILTER (WHERE is_pc) AS reported_cost_usd,
-        bool_or(in_err) AS has_error_child
+        fsum(reported_cost_usd) FILTER (WHERE is_pc) AS reported_cost_usd
     FROM (SELECT c.trace_id, c.parent_span_id, c.response_model, c.input_tokens, c.output_tokens,
                  c.reported_total_tokens, c.cache_read_tokens, c.cache_creation_tokens, c.reasoning_tokens,
-                 c.reported_cost_usd, c.base_category = 'provider_call' AS is_pc,
-                 c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(lf.from_log, false) AS in_err
-          FROM c LEFT JOIN exceptions AS lf ON lf.from_log AND lf.trace_id = c.trace_id AND lf.span_id = c.span_id)
-    WHERE parent_span_id IS NOT NULL AND (is_pc OR in_err)
+                 c.reported_cost_usd, c.base_category = 'provider_call' AS is_pc
+          FROM c)
+    WHERE parent_span_id IS NOT NULL AND is_pc
     GROUP BY trace_id, parent_span_id
+),
+-- Where a failure began (issue 32): a span in error is not the origin of its failure when any span below it, at any
+-- depth, failed — is in error, or carries an `exception` span event (a framework's agent span often ends with status
+-- OK and the exception of the call it ran recorded, while the root above it is in error again): the failure
+-- propagated up through it. Walked up from each such span (few: no failure, no walk) through its ancestors.
+failed_below(trace_id, span_id, depth) AS (
+    SELECT DISTINCT c.trace_id, c.parent_span_id, 0
+    FROM c
+    LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
+    WHERE c.parent_span_id IS NOT NULL
+      AND (c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false)
+           OR coalesce(x.has_exception_event, false))
+    UNION
+    SELECT f.trace_id, p.parent_span_id, f.depth + 1
+    FROM failed_below AS f
+    JOIN parents AS p ON p.trace_id = f.trace_id AND p.span_id = f.span_id
+    WHERE p.parent_span_id IS NOT NULL AND f.depth < 128
+),
+failure_below AS (
+    SELECT DISTINCT trace_id, span_id FROM failed_below
+),
+-- User metadata (issue 32, docs/views-runs.md "Metadata"): the Vercel AI SDK's ai.telemetry.metadata.* and
+-- ai.settings.context.* attributes (the key after the prefix), OpenInference's `metadata` (a JSON object as a
+-- string: its top-level keys) and `tag.tags` (key 'tags', the JSON array as text), as one MAP(VARCHAR, VARCHAR);
+-- on a key given twice the prefixed attribute wins, then `metadata`. Parsed only on the spans whose text has
+-- such a key (a filter first), deduplicated as the spans are.
+span_metadata AS (
+    SELECT s.trace_id, s.span_id, (
+        SELECT CASE WHEN count(*) > 0 THEN map_from_entries(list({'key': mk, 'value': mv})) END
+        FROM (
+            SELECT mk, arg_min(mv, o) AS mv
+            FROM (
+                SELECT 0 AS o,
+                       CASE WHEN starts_with(key, 'ai.telemetry.metadata.') THEN substr(key, 23)
+                            ELSE substr(key, 21) END AS mk,
+                       coalesce(value->>'$', CAST(value AS VARCHAR)) AS mv
+                FROM json_each(s.attributes)
+                WHERE starts_with(key, 'ai.telemetry.metadata.') OR starts_with(key, 'ai.settings.context.')
+                UNION ALL
+                SELECT 1, key, coalesce(value->>'$', CAST(value AS VARCHAR))
+                FROM json_each(CASE WHEN json_valid(s.attributes->>'metadata')
+                                     AND json_type(json(s.attributes->>'metadata')) = 'OBJECT'
+                                    THEN json(s.attributes->>'metadata') END)
+                UNION ALL
+                SELECT 2, 'tags', CAST(s.attributes->'tag.tags' AS VARCHAR)
+                WHERE json_type(s.attributes->'tag.tags') = 'ARRAY'
+            )
+            GROUP BY mk
+        )
+    ) AS metadata
+    FROM (
+        SELECT trace_id, span_id, attributes
+        FROM oa_scoped_spans(rid)
+        WHERE CAST(attributes AS VARCHAR) LIKE '%"ai.telemetry.metadata.%'
+           OR CAST(attributes AS VARCHAR) LIKE '%"ai.settings.context.%'
+           OR CAST(attributes AS VARCHAR) LIKE '%"metadata":%'
+           OR CAST(attributes AS VARCHAR) LIKE '%"tag.tags":%'
+        QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+    ) AS s
 ),
 j AS (
     SELECT
@@ -363,7 +463,8 @@ j AS (
         p.base_category AS parent_base_category,
         p.own_run_id AS parent_run_id,
         tr.trace_run_id,
-        coalesce(n.has_error_child, false) AS has_error_child,
+        fb.span_id IS NOT NULL AS has_error_child,
+        md.metadata,
         x.exception_type,
         x.exception_message,
         coalesce(x.from_log, false) AS failed_by_log,
@@ -375,6 +476,8 @@ j AS (
     LEFT JOIN trace_runs AS tr ON tr.trace_id = c.trace_id
     LEFT JOIN nested_usage AS n ON n.trace_id = c.trace_id AND n.parent_span_id = c.span_id
     LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
+    LEFT JOIN failure_below AS fb ON fb.trace_id = c.trace_id AND fb.span_id = c.span_id
+    LEFT JOIN span_metadata AS md ON md.trace_id = c.trace_id AND md.span_id = c.span_id
 )
 SELECT
     trace_id,
@@ -442,11 +545,24 @@ SELECT
     {'guard_action': coalesce(guard_action, ev_guard.action),
      'memory_store_id': memory_store_id, 'memory_record_id': memory_record_id,
      'memory_record_count': memory_record_count, 'prompt_name': prompt_name, 'prompt_version': prompt_version,
-     'request_stream': request_stream, 'time_to_first_chunk_ms': time_to_first_chunk_ms,
+     -- streamed: as requested, else inferred from a time to first chunk (only a stream has one)
+     'request_stream': coalesce(attr_request_stream, CASE WHEN time_to_first_chunk_ms IS NOT NULL THEN true END),
+     'time_to_first_chunk_ms': time_to_first_chunk_ms,
      'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state,
      -- the span's status message, else the message of its exception (span event, then log record)
      'error_message': CASE WHEN in_error
-                           THEN coalesce(oa_text(status_message), exception_message) END} AS genai_ext,
+                           THEN coalesce(oa_text(status_message), exception_message) END,
+     -- error_type came from error.type or an exception (not guessed from a status message): runs prefer it
+     'error_typed': in_error AND (attr_error_type IS NOT NULL OR exception_type IS NOT NULL),
+     -- an agent invocation (invoke_agent, OpenInference AGENT, traceloop agent, a Vercel AI SDK tool loop)
+     'agent_invocation': base_category = 'agent',
+     -- a span of work (issue 32: what makes a run; docs/views-runs.md "What is a run"): anything but bookkeeping —
+     -- records (ours: claims, sources, receipt transitions, ...), an agent's creation and unclassified spans
+     'work': base_category IN ('flow_run', 'agent', 'step', 'skill_invocation', 'provider_call', 'tool_invocation',
+                               'retrieval', 'memory', 'guard_result', 'verifier_result')
+             OR (base_category = 'handoff' AND record_kind IS DISTINCT FROM 'receipt_transition'),
+     'metadata': metadata,
+     'jsonrpc_request_id': jsonrpc_request_id, 'mcp_session_id': mcp_session_id} AS genai_ext,
     coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
     verifier_outcome,
     verifier_score,

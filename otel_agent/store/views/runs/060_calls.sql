@@ -58,7 +58,8 @@ SELECT
     data_source_id,
     agent_name, iteration,
     input_artifacts, output_artifacts, token_estimate,
-    service_name
+    service_name,
+    genai_ext.metadata AS metadata
 FROM oa_counted_items(rid, 'provider_call');
 
 CREATE OR REPLACE VIEW provider_calls AS SELECT * FROM provider_calls_for_run(NULL);
@@ -72,7 +73,8 @@ SELECT
     cost_usd, cost_source,
     agent_name, iteration,
     input_artifacts, output_artifacts,
-    service_name
+    service_name,
+    genai_ext.metadata AS metadata
 FROM oa_counted_items(rid, 'tool_invocation');
 
 CREATE OR REPLACE VIEW tool_invocations AS SELECT * FROM tool_invocations_for_run(NULL);

@@ -1,8 +1,11 @@
 -- runs: one row per run. The run-level spans are the run's flow_run spans, ours first, then by start time (some
 -- instrumentations emit two: a GenAI invoke_agent root above a framework workflow span). The run span (id,
 -- trace, times, budget) is the first of them; the name is the first workflow name any of them carries (else the
--- run span's name); the run is 'error' when any run-level span is in error, with the error type of the first
--- such span. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
+-- run span's name); the agent is the run span's own when it is an agent invocation (issue 32), else the first
+-- agent step's; the run is 'error' when any run-level span is in error, with the typed error (error.type, an
+-- exception) of the first such span, else of where the failure began, else the first such span's guess from its
+-- status message. A run holds work (classified_spans.work) or is one of ours in progress: bookkeeping alone (an
+-- agent's creation, a lone record) is no run. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
 -- with several roots, or one of ours whose flow_run span has not arrived yet) is described by its earliest root
 -- span (a span whose parent is not stored) and is 'error' when any root is in error.
 --
@@ -12,6 +15,7 @@
 CREATE OR REPLACE MACRO oa_runs_in(source) AS TABLE
 WITH run_span AS (
     SELECT run_id, span_id, trace_id, span_name, convention, agent_name, service_name, start_time, end_time,
+           genai_ext.agent_invocation AS agent_invocation, genai_ext.metadata AS metadata,
            budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits
     FROM query_table(source)
     WHERE category = 'flow_run'
@@ -20,7 +24,8 @@ WITH run_span AS (
     ) = 1
 ),
 root_span AS (
-    SELECT run_id, trace_id, workflow_name, span_name, agent_name, service_name, convention
+    SELECT run_id, trace_id, workflow_name, span_name, agent_name, service_name, convention,
+           genai_ext.metadata AS metadata
     FROM query_table(source)
     WHERE NOT parent_found
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
@@ -40,8 +45,20 @@ agg AS (
         bool_or(is_error) FILTER (WHERE category = 'flow_run') AS run_in_error,
         arg_min(error_type, run_order)
             FILTER (WHERE category = 'flow_run' AND is_error) AS run_error_type,
+        arg_min(error_type, run_order)
+            FILTER (WHERE category = 'flow_run' AND is_error AND genai_ext.error_typed) AS run_typed_error_type,
         bool_or(is_error) FILTER (WHERE NOT parent_found) AS root_in_error,
         arg_min(error_type, (start_time, span_id)) FILTER (WHERE NOT parent_found AND is_error) AS root_error_type,
+        arg_min(error_type, (start_time, span_id))
+            FILTER (WHERE NOT parent_found AND is_error AND genai_ext.error_typed) AS root_typed_error_type,
+        -- the typed error of where the failure began (the earliest origin with error.type or an exception)
+        arg_min(error_type, (start_time, span_id))
+            FILTER (WHERE is_error_origin AND genai_ext.error_typed) AS origin_error_type,
+        -- spans of work: what makes a run (issue 32; bookkeeping alone — an agent's creation, a lone record — does
+        -- not)
+        count(*) FILTER (WHERE genai_ext.work) AS work_spans,
+        arg_min(genai_ext.metadata, (start_time, span_id)) FILTER (WHERE genai_ext.metadata IS NOT NULL)
+            AS any_metadata,
         bool_or(run_id_source = 'attribute') AS has_run_attribute,
         arg_min(agent_name, start_time) FILTER (WHERE category = 'step' AND agent_name IS NOT NULL)
             AS first_agent,
@@ -92,8 +109,11 @@ joined AS (
         r.span_id AS run_span_id,
         coalesce(r.trace_id, root.trace_id) AS trace_id,
         coalesce(agg.run_workflow_name, r.span_name, root.workflow_name, root.span_name) AS workflow_name,
-        coalesce(CASE WHEN r.convention = 'otel_agent' THEN r.agent_name END, agg.first_agent, agg.run_agent_name,
-                 root.agent_name, agg.any_agent) AS agent_name,
+        -- the agent at the root names the run when the run span is an agent invocation (issue 32); under a
+        -- workflow root, the first agent it ran
+        coalesce(CASE WHEN r.convention = 'otel_agent' OR r.agent_invocation THEN r.agent_name END, agg.first_agent,
+                 agg.run_agent_name, root.agent_name, agg.any_agent) AS agent_name,
+        coalesce(r.metadata, root.metadata, agg.any_metadata) AS metadata,
         coalesce(r.service_name, root.service_name) AS service_name,
         coalesce(r.convention, root.convention) AS convention,
         coalesce(r.start_time, agg.first_start) AS start_time,
@@ -104,7 +124,14 @@ joined AS (
             WHEN agg.root_in_error THEN 'error'
             ELSE 'ok'
         END AS status,
-        CASE WHEN r.span_id IS NOT NULL THEN agg.run_error_type ELSE agg.root_error_type END AS error_type,
+        -- a typed error (error.type, an exception) of the run span (else the root), else the origin's, else the
+        -- run span's (root's) own guess from its status message (docs/views-runs.md "Errors")
+        CASE
+            WHEN r.span_id IS NOT NULL AND agg.run_in_error
+                THEN coalesce(agg.run_typed_error_type, agg.origin_error_type, agg.run_error_type)
+            WHEN r.span_id IS NULL AND agg.root_in_error
+                THEN coalesce(agg.root_typed_error_type, agg.origin_error_type, agg.root_error_type)
+        END AS error_type,
         r.budget_max_model_calls, r.budget_max_tool_calls, r.budget_max_cost_usd,
         r.budget_exceeded AS attr_budget_exceeded, r.budget_exceeded_limits AS attr_budget_exceeded_limits,
         list_filter([
@@ -130,8 +157,11 @@ SELECT
     budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd,
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded, len(computed_limits) > 0) END AS budget_exceeded,
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded_limits, computed_limits) END AS budget_exceeded_limits,
-    span_count
-FROM joined;
+    span_count,
+    metadata
+FROM joined
+-- a run holds work, or is one of ours (otel_agent.run.id) whose run span may not have arrived yet
+WHERE work_spans > 0 OR has_run_attribute;
 
 -- oa_run_rows(source): the runs rows of the classified spans in relation `source` (oa_classified's columns; a
 -- table, view or CTE named by a string): runs_for_run over oa_classified, and the maintained state over the
