@@ -29,11 +29,12 @@ from otel_agent.errors import (
     QueryTimeoutError,
     UnauthenticatedError,
 )
+from otel_agent.read.reviews import Reviews
 
 log = logging.getLogger(__name__)
 
 ReviewSubmit = Callable[[str, str, str, str, str | None, str | None], Any]
-"""(target_kind, target_id, decision, reviewer, reason, principal) → the review record (ReviewService.submit)."""
+"""(target_kind, target_id, decision, reviewer, reason, principal) → the review record (``read.reviews.Reviews``)."""
 
 NAV = [
     ("runs", "/", "Runs"),
@@ -223,18 +224,21 @@ def console_routes(console: Console) -> list[BaseRoute]:
 
 @dataclass
 class Mounted:
-    """A console and its routes, for a server to serve and to close when it stops."""
+    """A console and its routes, for a server to serve and to close when it stops (a receiver's face named
+    ``console``: server.receiver.Face)."""
 
     console: Console
     routes: list[BaseRoute]
+    name: str = "console"
 
     def close(self) -> None:
         self.console.store.close()
 
 
-def receiver_console_routes(receiver: Any) -> Mounted:
-    """The console inside ``otel-agent serve``: cursors of the receiver's connection, its authenticator, its
-    query limits, and review actions through its ReviewService (the writer thread)."""
+def receiver_console(receiver: Any) -> Mounted:
+    """The console inside ``otel-agent serve`` (a face of the receiver, given to it by ``otel_agent.main``):
+    cursors of the receiver's connection, its authenticator, its query limits, and review actions through the
+    read layer's ``Reviews`` over its writer (the INSERT on the writer thread)."""
     config = receiver.config
     console = Console(
         store=ConsoleStore(
@@ -247,7 +251,7 @@ def receiver_console_routes(receiver: Any) -> Mounted:
             live=True,
         ),
         security=Security(receiver.auth),
-        submit_review=receiver.review.submit,
+        submit_review=Reviews(receiver.writer).submit,
         source=f"live receiver · {Path(config.db).name}",  # the name only: the API hides the path too
         query_max_rows=config.query_max_rows,
         query_timeout_s=config.query_timeout_s,
@@ -261,13 +265,16 @@ READ_ONLY_REASON = (
 )
 
 
-def ui_console(dbs: list[str], auth: Any, *, query_max_rows: int = 10_000, query_timeout_s: float = 10.0) -> Mounted:
-    """The console of ``otel-agent ui``: one closed store, or several shards as one, opened read-only."""
-    from otel_agent.lifecycle.reading import current_archive
+def ui_console(
+    dbs: list[str], auth: Any, *, archive: str | None = None, query_max_rows: int = 10_000,
+    query_timeout_s: float = 10.0,
+) -> Mounted:  # fmt: skip
+    """The console of ``otel-agent ui``: one closed store, or several shards as one, opened read-only (with an
+    ``archive``: raw tables live ∪ archive)."""
     from otel_agent.query.client import open_readonly
 
-    con = open_readonly(dbs)  # with --archive (current_archive): raw tables are live ∪ archive
-    source = "read-only · " + ", ".join(Path(db).name for db in dbs) + (" + archive" if current_archive() else "")
+    con = open_readonly(dbs, archive)
+    source = "read-only · " + ", ".join(Path(db).name for db in dbs) + (" + archive" if archive else "")
     console = Console(
         store=ConsoleStore(con, workers=3, timeout_s=query_timeout_s),
         security=Security(auth),

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
+from otel_agent.read.review_targets import KIND_ALIASES, decisions_for
 from otel_agent.server.receiver import Receiver
-from otel_agent.server.review_targets import KIND_ALIASES, decisions_for
 from tests.cli.conftest import (
     ARTIFACT_ID,
     CLAIM_ID,

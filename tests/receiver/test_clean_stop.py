@@ -31,7 +31,7 @@ def start_serve(db: str, grpc_port: int, http_port: int, log: Path) -> subproces
     its output into ``log``."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db, "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
+            [sys.executable, "-m", "otel_agent", "serve", "--db", db, "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
              "--http-endpoint", f"127.0.0.1:{http_port}"],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -24,7 +24,7 @@ TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 def start_receiver(db: str, grpc_port: int, http_port: int, *extra: str) -> subprocess.Popen:
     """``otel-agent serve`` as a subprocess, in its own process group (so a test can signal the group)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db, "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
+        [sys.executable, "-m", "otel_agent", "serve", "--db", db, "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
          "--http-endpoint", f"127.0.0.1:{http_port}", "--log-level", "warning", *extra],
         start_new_session=True,
     )  # fmt: skip

@@ -19,7 +19,7 @@ from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA
 from otel_agent.fold.logs import LOGS_SCHEMA
 from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
-from otel_agent.server.review_service import write_review, write_trust
+from otel_agent.read.reviews import write_review, write_trust
 from otel_agent.store.database import open_store, store_cursor
 from otel_agent.store.prices import load_prices
 from otel_agent.store.statements import DDL_FOLDERS, Statement, ddl, queries, statement

@@ -339,7 +339,7 @@ def serve(db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
     cmd = [
         sys.executable,
         "-m",
-        "otel_agent.cli",
+        "otel_agent",
         "serve",
         "--db",
         str(db),
