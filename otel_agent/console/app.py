@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from otel_agent.console.as_json import json_error, json_path, json_response, wants_json
 from otel_agent.console.render import render
 from otel_agent.console.security import CSRF_COOKIE, Security, Viewer, clear_session, secure, set_session
 from otel_agent.console.store import ConsoleStore
@@ -63,6 +64,9 @@ class Console:
         return self.submit_review is not None
 
     def html(self, request: Request, viewer: Viewer | None, template: str, code: int = 200, **ctx: Any) -> Response:
+        """The page, or its data as JSON when the request asks for it (``as_json``)."""
+        if wants_json(request):
+            return json_response(template, code, ctx)
         body = render(
             template,
             request=request,
@@ -81,6 +85,8 @@ Handler = Callable[[Request, Console, Viewer], Awaitable[Response]]
 def _error_page(
     console: Console, request: Request, viewer: Viewer | None, status: int, title: str, message: str
 ) -> Response:
+    if wants_json(request):
+        return json_error(status, title, message)
     if status == 401:  # the sign-in form itself, bound to this browser's CSRF cookie
         csrf, _ = console.security.csrf_for(request)
         path = request.url.path if request.method == "GET" else "/"
@@ -88,10 +94,15 @@ def _error_page(
     return console.html(request, viewer, "error.html", code=status, title=title, message=message)
 
 
-def page(console: Console, handler: Handler, role: str = "query") -> Callable[[Request], Awaitable[Response]]:
-    """An endpoint: the caller checked for ``role``, the handler run, errors shown as pages, headers added."""
+def page(
+    console: Console, handler: Handler, role: str = "query", as_json: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint: the caller checked for ``role``, the handler run, errors shown as pages, headers added;
+    ``as_json``: the page's ``.json`` twin (its data as JSON, ``as_json.py``)."""
 
     async def endpoint(request: Request) -> Response:
+        if as_json:
+            request.state.json = True
         viewer: Viewer | None = None
         _, new_cookie = console.security.csrf_for(request)
         if new_cookie:  # the same cookie value for every form rendered in this response
@@ -216,9 +227,14 @@ def console_routes(console: Console) -> list[BaseRoute]:
     static_dir = str(resources.files("otel_agent.console").joinpath("static"))
     routes: list[BaseRoute] = [Mount("/static", app=SecureStatic(directory=static_dir), name="static")]
     routes += auth_routes(console)
+    pages: list[BaseRoute] = []
     for module in (runs, run, trace, claims, artifacts, receipts, providers, context, memory, sql):
         for path, handler, methods, role in module.ROUTES:
-            routes.append(Route(path, page(console, handler, role), methods=methods))
+            pages.append(Route(path, page(console, handler, role), methods=methods))
+            if methods == ["GET"] and not path.endswith((".json", ".md")):  # a page, not a download
+                # the twins first: /runs/{run_id} would otherwise take /runs/x.json as run "x.json"
+                routes.append(Route(json_path(path), page(console, handler, role, as_json=True), methods=methods))
+    routes += pages
     return routes
 
 

@@ -50,10 +50,12 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
     chart_runs = charts.column_chart("Runs (failed in red)", buckets, "runs", fmt_ts, fmt_num, highlight="failed_runs")
     chart_cost = charts.column_chart("Cost", buckets, "cost_usd", fmt_ts, fmt_usd, cls="alt")
     chart_errors = charts.column_chart("Spans in error", buckets, "errors", fmt_ts, fmt_num, cls="warn")
+    as_of = _dt.datetime.fromtimestamp(taken_at, _dt.UTC)
     return console.html(
         request, viewer, "runs.html", active="runs", rows=rows, page=page, sort=sort, desc=desc,
         services=data.services, statuses=STATUSES, charts=[chart_runs, chart_cost, chart_errors],
-        as_of=_dt.datetime.fromtimestamp(taken_at, _dt.UTC), live=live,
+        as_of=as_of, live=live,
+        data={"runs": rows, "page": page, "buckets": buckets, "services": data.services, "as_of": as_of, "live": live},
     )  # fmt: skip
 
 
