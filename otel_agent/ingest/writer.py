@@ -129,6 +129,31 @@ class WriterStats:
     (a checkpoint runs on them too) are not counted."""
 
 
+@dataclass(frozen=True)
+class WriterHealth:
+    """One snapshot of the writer for ``/healthz``: admission (queue and bytes in flight), group commit
+    (counters, stage times), checkpoint and recycle policy, and the maintenance jobs' report — read in one call,
+    so the HTTP layer knows this one object, not the writer's internals."""
+
+    queue_depth: int
+    inflight_bytes: int
+    max_inflight_bytes: int
+    commits: int
+    ingest_seq: int | None
+    items_committed: int
+    commit_seconds: float
+    refused: int
+    failed_group_commits: int
+    commit_stage_seconds: dict[str, float]
+    commit_stage_cpu_seconds: dict[str, float]
+    duplicate_queries: int
+    checkpoints: int
+    idle_checkpoints: int
+    store_reattaches: int
+    store_reattaches_deferred: int
+    lifecycle: dict[str, Any] | None
+
+
 STAGES = ("prepare", "duplicates", "insert", "commit", "checkpoint", "recycle")
 """Where commit time goes: building and registering the Arrow input, the re-delivery check (the recent window's
 set, or the stored-duplicate query outside it), the inserts, COMMIT (WAL write and fsync), the checkpoints run
@@ -236,6 +261,29 @@ class Writer:
         self._closed = False  # the stop marker is queued: nothing put after it would be answered
         self._thread = threading.Thread(target=self._run, name="otel-agent-writer", daemon=True)
         self._thread.start()
+
+    def health(self) -> WriterHealth:
+        """The writer's figures for ``/healthz`` (``WriterHealth``)."""
+        stats = self.stats
+        return WriterHealth(
+            queue_depth=self.queue_depth,
+            inflight_bytes=self.inflight_bytes,
+            max_inflight_bytes=self.max_inflight_bytes,
+            commits=stats.commits,
+            ingest_seq=self.ingest_seq,
+            items_committed=stats.items,
+            commit_seconds=round(stats.commit_seconds, 3),
+            refused=stats.refused,
+            failed_group_commits=stats.failed_commits,
+            commit_stage_seconds={k: round(v, 3) for k, v in stats.stage_seconds.items()},
+            commit_stage_cpu_seconds={k: round(v, 3) for k, v in stats.stage_cpu_seconds.items()},
+            duplicate_queries=stats.duplicate_queries,
+            checkpoints=stats.checkpoints,
+            idle_checkpoints=stats.idle_checkpoints,
+            store_reattaches=self.block_cache.recycles,
+            store_reattaches_deferred=self.block_cache.deferred,
+            lifecycle=self.maintenance.report() if self.maintenance else None,
+        )
 
     @property
     def ingest_seq(self) -> int | None:

@@ -49,7 +49,7 @@ READING = {
 
 
 def test_every_reading_command_is_listed_here() -> None:
-    writing_or_other = {"serve", "demo", "review", "trust", "export", "ui"}
+    writing_or_other = {"serve", "demo", "review", "trust", "export", "ui", "mcp"}
     assert set(cli.commands) - writing_or_other == set(READING)
 
 

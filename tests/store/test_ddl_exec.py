@@ -233,7 +233,8 @@ def test_an_incoming_table_is_what_the_writer_registers() -> None:
 
 
 def test_a_parameterised_query_is_prepared_not_run_and_a_broken_one_is_named() -> None:
-    """The console's page queries (store/console/) take parameters: they are bound by PREPARE, not executed."""
+    """A registered query that takes parameters is bound by PREPARE, not executed (the read layer's named queries,
+    read/sql/, are checked the same way by tests/read)."""
     con = duckdb.connect(":memory:")
     try:
         run_every_ddl_file(con, ALL_DDL)

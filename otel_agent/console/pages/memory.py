@@ -1,8 +1,7 @@
 """``/memory``: memory proposals (pending first) with approve / reject and a rationale
 (``POST /memory/{proposal_id}/review``), and the active memory items by scope.
 
-Queries: store/console/memory_proposals.sql, memory_items.sql, memory_proposal.sql, record_reviews.sql.
-Template: templates/memory.html.
+Read: ``read.context`` (memory_page, proposal_detail). Templates: templates/memory.html, memory_proposal.html.
 """
 
 from __future__ import annotations
