@@ -109,28 +109,29 @@ def time_get(url_of: Callable[[int], str], repeat: int, pid: int) -> tuple[float
 def breakdown(db: str, paths: dict[str, str], repeat: int) -> None:
     """Per-query figures of each page, in this process (``--breakdown``): the console of ``otel-agent ui`` over
     ``db`` read-only, pages requested through Starlette's test client, every named query timed (wall and this
-    process's CPU, all threads) by wrapping ``Queries``; the rest of the page time is Python (rows → dicts,
-    tree, rendering). Median of ``repeat`` after a warm-up."""
+    process's CPU, all threads) by wrapping ``read.source.CursorSource``; the rest of the page time is Python
+    (rows → dicts, tree, rendering). Median of ``repeat`` after a warm-up."""
     from starlette.testclient import TestClient
 
-    from otel_agent.console import store as cstore
     from otel_agent.console.app import build_ui_app, ui_console
+    from otel_agent.read.source import CursorSource
     from otel_agent.server.auth import Authenticator
 
     timings: list[tuple[str, float, float]] = []
 
     def timed(fn):
-        def wrapper(self, name, **kw):
+        def wrapper(self, name, *args, **kw):
             w0, c0 = time.perf_counter(), time.process_time()
             try:
-                return fn(self, name, **kw)
+                return fn(self, name, *args, **kw)
             finally:
-                timings.append((name, (time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000))
+                label = name if name.isidentifier() else " ".join(name.split())[:40]
+                timings.append((label, (time.perf_counter() - w0) * 1000, (time.process_time() - c0) * 1000))
 
         return wrapper
 
-    cstore.Queries.rows = timed(cstore.Queries.rows)
-    cstore.Queries.scope = timed(cstore.Queries.scope)
+    CursorSource.table = timed(CursorSource.table)
+    CursorSource.scope = timed(CursorSource.scope)
     mounted = ui_console([db], Authenticator.from_file(None), query_timeout_s=120.0)
     cache = mounted.console.store.results
     with TestClient(build_ui_app(mounted)) as client:

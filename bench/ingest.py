@@ -70,7 +70,7 @@ class ReceiverProcess:
             if self.proc.stdout is None or self.proc.stdout.readline().strip() != "ready":
                 raise RuntimeError("baseline receiver did not start")
         else:
-            cmd = [sys.executable, "-m", "otel_agent.cli", "serve", "--db", db,
+            cmd = [sys.executable, "-m", "otel_agent", "serve", "--db", db,
                    "--grpc-endpoint", f"127.0.0.1:{self.grpc_port}", "--http-endpoint", f"127.0.0.1:{self.http_port}",
                    "--log-level", "warning", *extra]  # fmt: skip
             self.proc = subprocess.Popen(cmd, env=env, cwd=cwd)

@@ -273,7 +273,7 @@ class Bench:
 
     def cli_runs(self) -> int:
         """``otel-agent runs --receiver URL`` as a subprocess; the lines it printed."""
-        cmd = [sys.executable, "-m", "otel_agent.cli", "runs", "--receiver", self.base]
+        cmd = [sys.executable, "-m", "otel_agent", "runs", "--receiver", self.base]
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=self.args.timeout, **self.cli_env)
         except subprocess.TimeoutExpired as exc:

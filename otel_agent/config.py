@@ -14,6 +14,16 @@ from typing import Any
 
 from otel_agent.errors import ConfigError
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_duration(text: str) -> float:
+    """``7d``, ``12h``, ``30m``, ``90s``, ``1w`` or a number of seconds → seconds (the ``retention`` setting)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
+    if not match:
+        raise ConfigError(f"retention {text!r}: expected a duration such as 7d, 12h, 30m or 90s")
+    return float(match[1]) * _UNITS[match[2] or "s"]
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -161,13 +171,13 @@ ENV_ONLY: tuple[EnvSetting, ...] = (
         "OTEL_AGENT_RECEIVER",
         "(none)",
         "Reading commands: HTTP address of the receiver to query (same as --receiver).",
-        "otel_agent.cli.options",
+        "otel_agent.options",
     ),
     EnvSetting(
         "OTEL_AGENT_TOKEN",
         "(none)",
         "Reading and review commands: bearer token for the receiver (same as --token).",
-        "otel_agent.cli.options",
+        "otel_agent.options",
     ),
     EnvSetting(
         "OTEL_AGENT_REVIEWER",
@@ -235,8 +245,6 @@ class ReceiverConfig:
         if not 0 <= self.block_cache_share < 1:
             raise ConfigError("block_cache_share must be at least 0 and below 1")
         if self.retention is not None:
-            from otel_agent.lifecycle.retention import parse_duration
-
             parse_duration(self.retention)
         if self.max_db_bytes is not None and self.max_db_bytes <= 0:
             raise ConfigError("max_db_bytes must be positive")

@@ -5,7 +5,7 @@
     python scripts/gen_settings_doc.py --check  # exit 1 if docs/settings.md is stale
 
 The tables sit between the two marker lines below; everything else in the page is left alone. The help
-column is the same text ``otel-agent serve --help`` prints (cli/options.py reads the same Setting.help), so the
+column is the same text ``otel-agent serve --help`` prints (otel_agent/options.py reads the same Setting.help), so the
 two cannot drift; tests/cli/test_settings_doc.py runs --check.
 """
 

@@ -27,6 +27,7 @@ import pytest
 import otel_agent.store
 from otel_agent.config import ReceiverConfig
 from otel_agent.errors import ConfigError
+from otel_agent.main import serving
 from otel_agent.server.receiver import Receiver
 from otel_agent.store.database import SCHEMA_VERSION, open_store, store_cursor
 from otel_agent.store.prices import PRICES_ENV
@@ -172,9 +173,10 @@ def free_port() -> int:
 
 
 def start_receiver(db: str | Path, *, first_open: bool = False, **overrides: Any) -> Receiver:
-    """A receiver started in this process on ephemeral loopback ports over ``db``, decoding in the request
-    thread (``decode_workers=0``: fast to start) unless ``overrides`` say otherwise; the caller stops it. A new
-    ``db`` is a copy of an empty store (``new_store``) unless ``first_open``: then the receiver creates it."""
+    """A receiver started in this process on ephemeral loopback ports over ``db`` as ``otel-agent serve`` runs
+    it (the console and MCP on its HTTP endpoint), decoding in the request thread (``decode_workers=0``: fast to
+    start) unless ``overrides`` say otherwise; the caller stops it. A new ``db`` is a copy of an empty store
+    (``new_store``) unless ``first_open``: then the receiver creates it."""
     settings: dict[str, Any] = {
         "db": str(db) if first_open else new_store(db),
         "grpc_endpoint": "127.0.0.1:0",
@@ -182,7 +184,7 @@ def start_receiver(db: str | Path, *, first_open: bool = False, **overrides: Any
         "decode_workers": 0,
     }
     settings.update(overrides)
-    return Receiver(ReceiverConfig.resolve(**settings)).start()
+    return serving(ReceiverConfig.resolve(**settings)).start()
 
 
 @pytest.fixture
@@ -276,7 +278,7 @@ def serve_ui(*args: str) -> Iterator[str]:
     from the first line it prints); at exit SIGTERM, which must end it with exit code 0."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "ui", *args, "--port", "0"],
+        [sys.executable, "-m", "otel_agent", "ui", *args, "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )  # fmt: skip
     try:

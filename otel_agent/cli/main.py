@@ -1,4 +1,5 @@
-"""The ``otel-agent`` command.
+"""The CLI's commands and the ``otel-agent`` group they hang in (``otel_agent.main`` adds the other faces'
+commands: ``serve``, ``ui``, ``mcp``, ``demo``, ``export``).
 
 Command bodies import what they need when they run: the decode worker processes re-import this module
 (multiprocessing's spawn runs the parent's ``__main__``), and they should not carry DuckDB, HTTP clients
@@ -11,28 +12,15 @@ usage errors (click's), any ``OtelAgentError`` (a setting, a store file, a recei
 
 from __future__ import annotations
 
-import logging
-import signal
 import sys
-import threading
 from typing import Any
 
 import click
 
 from otel_agent import __version__
-from otel_agent.cli.options import (
-    archive_option,
-    columns_option,
-    db_option,
-    format_option,
-    max_rows_option,
-    receiver_option,
-    receiver_settings,
-    token_option,
-    wide_option,
-)
-from otel_agent.config import DEFAULT_DB, ReceiverConfig
 from otel_agent.errors import OtelAgentError
+from otel_agent.options import columns_option, format_option, max_rows_option, where_options, wide_option
+from otel_agent.read.stores import Where
 
 EXIT_FAILURE = 2
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
@@ -153,50 +141,8 @@ def cli() -> None:
 
 
 @cli.command()
-@receiver_settings
-def serve(**settings: Any) -> None:
-    """Run the OTLP receiver (gRPC and HTTP) writing into a DuckDB file."""
-    # A stop asked for while the receiver is still starting is kept, and honoured once it has started: Ctrl-C,
-    # SIGTERM to this process or to its process group (`timeout`, systemd) all end in the same clean stop.
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    from otel_agent.server.receiver import Receiver
-
-    config = ReceiverConfig.resolve(**settings)
-    refuse_missing_directory(config.db)
-    logging.basicConfig(level=config.log_level.upper(), format=LOG_FORMAT)
-    receiver = Receiver(config).start()
-    click.echo(
-        f"otel-agent {__version__} receiving OTLP on grpc://{receiver.grpc_address} and {receiver.http_address} "
-        f"into {config.db}; console {receiver.console_url}  (Ctrl-C to stop)",
-        err=True,
-    )
-    while not stop.wait(1.0):
-        pass
-    click.echo("stopping: committing accepted data…", err=True)
-    receiver.stop()
-    click.echo(f"stopped; {receiver.writer.stats.items} items committed this run", err=True)
-
-
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
-
-def refuse_missing_directory(db: str) -> None:
-    """A store path in a directory that does not exist is a mistake (a typo, an unmounted volume): refused,
-    never created."""
-    from pathlib import Path
-
-    parent = Path(db).expanduser().parent
-    if not parent.is_dir():
-        raise CommandFailed(f"--db {db}: the directory {parent} does not exist (create it first, or fix the path)")
-
-
-@cli.command()
 @click.argument("query")
-@db_option(multiple=True)
-@receiver_option
-@token_option
+@where_options
 @format_option
 @wide_option
 @columns_option
@@ -208,28 +154,23 @@ def refuse_missing_directory(db: str) -> None:
     show_default=True,
     help="Time limit of a query run on files (a receiver applies its own --query-timeout-s).",
 )
-@archive_option
-def sql(
-    query: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int, timeout_s: float
-) -> None:
+def sql(query: str, where: Where, fmt: str, max_rows: int, timeout_s: float) -> None:
     """Run one read-only SQL statement against a store (or a live receiver, or several shards)."""
-    from otel_agent.cli.render import emit
-    from otel_agent.query.client import run_sql
+    from dataclasses import replace
 
-    result = run_sql(
-        query, list(db) or [DEFAULT_DB], receiver=receiver, token=token, max_rows=max_rows, timeout_s=timeout_s
-    )
+    from otel_agent.cli.render import emit
+    from otel_agent.read.query import sandboxed
+    from otel_agent.read.stores import open_source
+
+    with open_source(replace(where, timeout_s=timeout_s)) as src:
+        result = sandboxed(src, query, max_rows=max_rows, max_bytes=None, timeout_s=timeout_s)
     emit(result, fmt)
 
 
-def main() -> None:  # pragma: no cover - console entry point convenience
-    sys.exit(cli())
-
-
 def _register_commands() -> None:
-    from otel_agent.cli import decision_cmds, demo_cmds, evidence_cmds, list_cmds, manifest_cmds, runs_cmds, ui_cmds
+    from otel_agent.cli import decision_cmds, evidence_cmds, list_cmds, manifest_cmds, runs_cmds
 
-    for module in (demo_cmds, runs_cmds, list_cmds, evidence_cmds, decision_cmds, manifest_cmds, ui_cmds):
+    for module in (runs_cmds, list_cmds, evidence_cmds, decision_cmds, manifest_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -1,6 +1,6 @@
 """``otel-agent manifest RUN_ID``: seed 001's workflow manifest of one run and its business timeline, from the
 ``workflow_manifest_for_run`` and ``business_timeline_for_run`` macros (docs/views-evidence.md, "Workflow
-manifest"), through ``run_sql`` like every reading command."""
+manifest"), through the read layer (``read.runs``) like every reading command."""
 
 from __future__ import annotations
 
@@ -8,37 +8,12 @@ from typing import Any
 
 import click
 
-from otel_agent.cli.options import reading_options
-from otel_agent.config import DEFAULT_DB
-
-MANIFEST_SQL = "SELECT * FROM workflow_manifest_for_run(?)"
-
-TIMELINE_SQL = """
-SELECT seq, time, event, subject, outcome, layer, reason, actor, detail, agent_output, policy_gate, effective,
-       iteration, record_id
-FROM business_timeline_for_run(?)
-ORDER BY seq
-"""
-
-# What a terminal shows: one line per event, the decision's three parts and the rest folded into one column.
-TIMELINE_TABLE_SQL = """
-SELECT seq, strftime(time, '%H:%M:%S.%g') AS time, event, subject, outcome, layer, actor,
-       concat_ws('; ', reason, detail, 'agent ' || agent_output, 'policy gate ' || policy_gate,
-                 'effective ' || effective) AS why
-FROM business_timeline_for_run(?)
-ORDER BY seq
-"""
-
-
-def _query(sql: str, run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None,
-           max_rows: int) -> Any:  # fmt: skip
-    from otel_agent.query.client import run_sql
-
-    return run_sql(sql, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=[run_id], max_rows=max_rows)
+from otel_agent.options import reading_options
+from otel_agent.read.stores import Where
 
 
 def _value(column: str, value: Any) -> str:
-    from otel_agent.cli.render import cut, escape, usd
+    from otel_agent.read.words import cut, escape, usd
 
     if value is None:
         return "-"
@@ -99,8 +74,7 @@ def manifest_lines(m: dict[str, Any]) -> list[str]:
 @click.argument("run_id")
 @reading_options
 @click.option("--timeline", "timeline_only", is_flag=True, help="Only the business timeline's rows.")
-def manifest_command(run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str,
-                     max_rows: int, timeline_only: bool) -> None:  # fmt: skip
+def manifest_command(run_id: str, where: Where, fmt: str, max_rows: int, timeline_only: bool) -> None:
     """A run's workflow manifest (status, provider, target, authorization, budget used of max, current step and
     iteration, final decision, error) and its business timeline: gate results, decisions (agent output, policy
     gate, effective), repairs, human reviews, artifact versions, evidence, budget events, recoveries.
@@ -109,14 +83,17 @@ def manifest_command(run_id: str, db: tuple[str, ...], receiver: str | None, tok
     """
     from otel_agent.cli.render import emit, render
     from otel_agent.errors import NotFoundError
+    from otel_agent.read.runs import MANIFEST_SQL, business_timeline
+    from otel_agent.read.stores import open_source
 
-    found = _query(MANIFEST_SQL, run_id, db, receiver, token, 1)
-    if not found.rows:
-        raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
-    if fmt != "table" and not timeline_only:
-        emit(found, fmt)
-        return
-    timeline = _query(TIMELINE_SQL if fmt != "table" else TIMELINE_TABLE_SQL, run_id, db, receiver, token, max_rows)
+    with open_source(where) as src:
+        found = src.table(MANIFEST_SQL, {"run_id": run_id}, max_rows=1)
+        if not found.rows:
+            raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
+        if fmt != "table" and not timeline_only:
+            emit(found, fmt)
+            return
+        timeline = business_timeline(src, run_id, max_rows, short=fmt == "table")
     if timeline_only:
         emit(timeline, fmt)
         return

@@ -13,18 +13,18 @@ value whole, never cut; csv writes floats positionally too (``0.000075``); json 
 from __future__ import annotations
 
 import csv
-import datetime
 import io
 import json
 import re
 import shutil
 import sys
-from decimal import Decimal
 from typing import Any
 
 import click
 
 from otel_agent.query.readonly import QueryResult
+from otel_agent.read.text_table import fitted_table, json_text
+from otel_agent.read.words import cut, positional
 
 ELLIPSIS = "…"
 
@@ -40,140 +40,12 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size((100, 24)).columns
 
 
-def cell_width() -> int:
-    """How wide one text cell may be in a table: half the terminal, between 24 and 60 characters."""
-    columns = shutil.get_terminal_size((100, 24)).columns
-    return max(24, min(60, columns // 2))
-
-
-def escape(text: str) -> str:
-    """Control characters made visible (``\\n``, ``\\x1b``), so text from telemetry cannot move the cursor,
-    recolour the terminal or break a table row."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
-def cut(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters, the last one ``…`` when something was cut."""
-    return text if len(text) <= width else text[: max(width - 1, 0)] + ELLIPSIS
-
-
-def positional(value: float) -> str:
-    """A float without exponent notation, as short as round-trips (``7.5e-05`` → ``0.000075``)."""
-    if value != value or value in (float("inf"), float("-inf")):
-        return str(value)
-    text = format(Decimal(repr(value)), "f")
-    return text[:-2] if text.endswith(".0") else text
-
-
-def usd(value: Any) -> str:
-    """Money in one notation: ``$`` and six decimals, more only for amounts below a millionth."""
-    amount = float(value)
-    if amount != 0 and abs(amount) < 5e-7:
-        return "$" + positional(amount)
-    return f"${amount:.6f}"
-
-
-def is_money(column: str) -> bool:
-    return column == "cost" or column.endswith("_usd")
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
-
-
-def _json_text(v: Any) -> str:
-    return json.dumps(v, default=str, ensure_ascii=False)
-
-
-def readable(v: float) -> str:
-    """A float rounded for reading: ``1840`` (whole numbers, and no decimals from 1000 on), ``12.3``, ``1.23``,
-    ``0.231`` (three significant digits below 1), never in exponent notation."""
-    if v != v or v in (float("inf"), float("-inf")):
-        return str(v)
-    size = abs(v)
-    if size >= 1000 or v == int(v):
-        return f"{v:.0f}"
-    if size >= 10:
-        return f"{v:.1f}"
-    if size >= 1:
-        return f"{v:.2f}"
-    if v == 0:
-        return "0"
-    return positional(float(f"{v:.3g}"))
-
-
-def table_cell(column: str, v: Any, width: int, money: bool = False) -> str:
-    if v is None:
-        return ""
-    if _is_number(v):
-        if money or is_money(column):
-            return usd(v)
-        if isinstance(v, float):
-            return readable(v)
-        if isinstance(v, Decimal):
-            return readable(float(v))
-        return str(v)
-    if isinstance(v, datetime.datetime):  # to the second: the digits a person reads
-        return v.strftime("%Y-%m-%d %H:%M:%S")
-    text = _json_text(v) if isinstance(v, (dict, list, tuple)) else str(v)
-    return cut(escape(text), width)
-
-
 def csv_cell(v: Any) -> Any:
     if isinstance(v, (dict, list, tuple)):
-        return _json_text(v)
+        return json_text(v)
     if isinstance(v, float):
         return positional(v)
     return v
-
-
-# Between two columns of a "simple" table.
-GAP = 2
-# A text column is cut no shorter than this to make room (or its header's length, up to 20, if longer).
-MIN_TEXT = 10
-
-
-def _money_rows(columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any]]) -> list[bool]:
-    """Rows whose ``value`` is money: a ``unit`` column saying ``USD`` (``otel-agent metrics``)."""
-    if "value" not in columns or "unit" not in columns:
-        return [False] * len(rows)
-    unit = columns.index("unit")
-    return [str(r[unit]).upper() == "USD" for r in rows]
-
-
-def fit(
-    headers: list[str], cells: list[list[str]], whole: list[bool], limit: int, first: frozenset[int] = frozenset()
-) -> tuple[list[int], list[int]]:
-    """Which columns to show and how wide, so the table is at most ``limit`` characters wide: text columns
-    are cut down (to ``MIN_TEXT`` or their header) before any column is left out — never a ``whole`` one
-    (numbers, times, ids, the first column: a cut id cannot be pasted into the next command); then columns are
-    kept while they fit — the first column, then those in ``first``, then the rest from the left — and the room
-    left is given back to the cut ones. Kept columns stay in their order."""
-    n = len(headers)
-    natural = [max([len(headers[i])] + [len(row[i]) for row in cells]) for i in range(n)]
-    if sum(natural) + GAP * (n - 1) <= limit:
-        return list(range(n)), natural
-    floor = [natural[i] if whole[i] else min(natural[i], max(MIN_TEXT, min(len(headers[i]), 20))) for i in range(n)]
-    kept: list[int] = []
-    used = -GAP
-    for i in [0, *sorted(first - {0}), *(i for i in range(1, n) if i not in first)]:
-        if not kept or used + GAP + floor[i] <= limit:
-            kept.append(i)
-            used += GAP + floor[i]
-    kept.sort()
-    widths = floor[:]
-    room = limit - used
-    for i in sorted(kept, key=lambda i: natural[i] - floor[i]):  # the least cut first: more of them whole
-        share = min(natural[i] - floor[i], max(room, 0))
-        widths[i] += share
-        room -= share
-    return kept, widths
-
-
-def _is_time(rows: list[tuple[Any, ...]] | list[list[Any]], i: int) -> bool:
-    return any(isinstance(r[i], (datetime.datetime, datetime.date)) for r in rows)
 
 
 def layout() -> tuple[bool, list[str] | None]:
@@ -182,51 +54,6 @@ def layout() -> tuple[bool, list[str] | None]:
     if ctx is None:
         return False, None
     return bool(ctx.meta.get("otel_agent.wide")), ctx.meta.get("otel_agent.columns")
-
-
-def fitted_table(
-    columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any]], limit: int | None = None
-) -> tuple[str, list[str]]:
-    """A plain text table (cut, escaped, numbers right-aligned and rounded), fitted to ``limit`` characters
-    when given; returns the table and the names of the columns left out."""
-    width = cell_width()
-    numeric = [
-        any(_is_number(r[i]) for r in rows) and all(r[i] is None or _is_number(r[i]) for r in rows)
-        for i in range(len(columns))
-    ]
-    money = _money_rows(columns, rows)
-    headers = [escape(c) for c in columns]
-    cells = [
-        [table_cell(c, v, width, m and c == "value") for c, v in zip(columns, row, strict=True)]
-        for row, m in zip(rows, money, strict=True)
-    ]
-    whole = [
-        numeric[i] or i == 0 or columns[i] == "id" or columns[i].endswith("_id") or _is_time(rows, i)
-        for i in range(len(columns))
-    ]
-    if limit and columns:
-        # what a reader looks for first keeps its place when columns must go: money, and the status of a row
-        first = frozenset(i for i, c in enumerate(columns) if is_money(c) or c in ("status", "state"))
-        kept, widths = fit(headers, cells, whole, limit, first)
-    else:
-        kept = list(range(len(columns)))
-        widths = [max([len(headers[i])] + [len(row[i]) for row in cells]) for i in kept]
-    hidden = [columns[i] for i in range(len(columns)) if i not in kept]
-
-    def line(values: list[str]) -> str:
-        return (" " * GAP).join(
-            cut(v, widths[i]).rjust(widths[i]) if numeric[i] else cut(v, widths[i]).ljust(widths[i])
-            for i, v in zip(kept, values, strict=True)
-        )
-
-    out = [line([headers[i] for i in kept]), line(["-" * widths[i] for i in kept])]
-    out += [line([row[i] for i in kept]) for row in cells]
-    return "\n".join(out), hidden
-
-
-def table(columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any]], width: int | None = None) -> str:
-    """A plain text table: cut, escaped, numbers right-aligned (no footer; every column)."""
-    return fitted_table(columns, rows)[0]
 
 
 def fit_lines(lines: list[str]) -> list[str]:

@@ -1,110 +1,33 @@
 """Commands: runs, run, metrics (issue 4). Each command imports its heavy modules inside its body (see cli/main.py).
 
-All three read public run views (docs/views-runs.md; the tree: run_spans) through
-``otel_agent.query.client.run_sql``: from a live receiver (``--receiver``, or the one holding ``--db``) or from
-the closed file(s).
+All three read the read layer (``read.runs``: the public run views of docs/views-runs.md; the tree:
+``run_spans_for_run`` drawn with ``read.tree``) where the data is: a live receiver (``--receiver``, or the one
+holding ``--db``) or the closed file(s).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from otel_agent.cli.options import limit_option, reading_options
-from otel_agent.config import DEFAULT_DB
+from otel_agent.options import limit_option, reading_options
+from otel_agent.read import words
+from otel_agent.read.stores import Where
+from otel_agent.read.tree import default_shown
 
-RUNS_SQL = """
-SELECT run_id, workflow_name AS workflow, status, start_time, round(duration_ms / 1000, 3) AS duration_s,
-       steps, provider_calls AS calls, tool_invocations AS tools, input_tokens AS tokens_in,
-       output_tokens AS tokens_out, round(cost_usd, 6) AS cost_usd, unpriced_calls AS unpriced,
-       guard_blocks AS blocks, errors, budget_exceeded
-FROM runs
-WHERE (?::VARCHAR IS NULL OR status = ?::VARCHAR)
-ORDER BY start_time DESC, run_id
-LIMIT ?
-"""
-
-RUN_SQL = "SELECT * FROM runs_for_run(?)"
-
-# Every span of the run with what the tree shows: the public per-run view run_spans (docs/views-runs.md).
-TREE_SQL = "SELECT * FROM run_spans_for_run(?) ORDER BY start_time, end_time DESC, span_id"
-
-# labels hold a JSON object: typed JSON, so --format json carries it as one
-METRICS_SQL = (
-    "SELECT metric, value, unit, labels::JSON AS labels FROM run_metrics_for_run(?) ORDER BY metric, labels NULLS FIRST"
-)
-
-# What the tree shows by default; --all adds the records (evidence, claims, ...) and unclassified spans.
-TREE_CATEGORIES = frozenset(
-    {"flow_run", "step", "skill_invocation", "provider_call", "tool_invocation", "guard_result", "verifier_result",
-     "retrieval", "handoff"}
-)  # fmt: skip
-# Records drawn under their step by default (issue 15: what a step found, concluded and produced).
-TIMELINE_KINDS = frozenset({"evidence_item", "claim", "artifact_version"})
-
-# Their details (excerpt, claim text and support status) from the evidence views (docs/views-evidence.md).
-RECORD_DETAILS_SQL = """
-SELECT 'evidence_item' AS kind, evidence_id AS id, confidence AS label, excerpt AS text FROM evidence_items
-WHERE run_id = ?
-UNION ALL
-SELECT 'claim', claim_id, status, text FROM claim_support WHERE run_id = ?
-"""
 CLAIM_COLORS = {"supported": "green", "unverified": "yellow", "conflicted": "red", "rejected": "red"}
-
-# Why a call has no cost, in words (cost_missing_reason, docs/views-runs.md "Cost").
-COST_MISSING = {
-    "no_model": "no model named",
-    "no_usage": "no token usage reported",
-    "no_price": "no price for this model",
-    "not_reported": "not reported",
-}
 STATUS_MESSAGE_WIDTH = 80
-
-
-def _query(
-    sql: str, params: list[Any], db: Sequence[str], receiver: str | None, token: str | None, max_rows: int = 10_000
-) -> Any:
-    from otel_agent.query.client import run_sql
-
-    return run_sql(sql, list(db) or [DEFAULT_DB], receiver=receiver, token=token, params=params, max_rows=max_rows)
-
-
-def _rows(result: Any) -> list[dict[str, Any]]:
-    return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
 
 
 def _text(value: Any, width: int = STATUS_MESSAGE_WIDTH) -> str:
     """Text from telemetry as the tree shows it: escaped, cut to ``width``."""
-    from otel_agent.cli.render import cut, escape
-
-    return cut(escape(str(value)), width)
+    return words.shown(value, width)
 
 
-def _ms(value: Any) -> str:
-    if value is None:
-        return "no duration"
-    value = float(value)
-    if value >= 1000:
-        return f"{value / 1000:.2f} s"
-    return f"{value:.0f} ms" if value >= 10 else f"{value:.2f} ms"
-
-
-def _usd(value: Any) -> str:
-    from otel_agent.cli.render import usd
-
-    return "unknown" if value is None else usd(value)
-
-
-def _tokens(inp: Any, out: Any) -> str:
-    if inp is None and out is None:
-        return ""
-    if inp is None:
-        return f"tokens out {int(out)} (in not reported)"
-    if out is None:
-        return f"tokens in {int(inp)} (out not reported)"
-    return f"tokens {int(inp)}→{int(out)}"
+_ms = words.duration
+_usd = words.usd
+_tokens = words.tokens
 
 
 def _status(row: dict[str, Any]) -> str:
@@ -148,8 +71,7 @@ def describe(row: dict[str, Any]) -> str:
         if row.get("cost_usd") is not None:
             parts.append(f"{_usd(row['cost_usd'])} ({row.get('cost_source')})")
         elif row.get("cost_missing_reason"):
-            reason = row["cost_missing_reason"]
-            parts.append(f"cost unknown ({COST_MISSING.get(reason, reason)})")
+            parts.append(words.unpriced(row["cost_missing_reason"]))
         if row.get("retry_count"):
             parts.append(f"retries {int(row['retry_count'])}")
         if row.get("fallback_count"):
@@ -219,46 +141,24 @@ def describe(row: dict[str, Any]) -> str:
     return "  ".join(p for p in parts if p)
 
 
-def build_tree(rows: list[dict[str, Any]], show_all: bool) -> list[str]:
-    """Lines of the run's tree: shown spans hang under their nearest shown ancestor (parents may be hidden or
-    missing); siblings keep start-time order."""
-    return [line for _, _, line in tree_nodes(rows, show_all)]
-
-
 def tree_nodes(rows: list[dict[str, Any]], show_all: bool) -> list[tuple[int, dict[str, Any], str]]:
-    """(depth, row, line) of every shown span, in the tree's order."""
-    by_id = {r["span_id"]: r for r in rows}
+    """(depth, row, line) of every shown span in the tree's order (``read.tree``: shown spans hang under their
+    nearest shown ancestor; siblings keep start-time order)."""
+    from otel_agent.read.tree import build
 
-    def shown(r: dict[str, Any]) -> bool:
-        return show_all or r["category"] in TREE_CATEGORIES or r.get("record_kind") in TIMELINE_KINDS
+    out: list[tuple[int, dict[str, Any], str]] = []
+    for node in build(rows, None if show_all else default_shown):
+        if node.depth == 0:
+            out.append((0, node.row, describe(node.row)))
+            continue
+        guides = "".join("   " if last else "│  " for last in node.lasts[1:-1])
+        out.append((node.depth, node.row, f"{guides}{'└─ ' if node.lasts[-1] else '├─ '}{describe(node.row)}"))
+    return out
 
-    def shown_parent(r: dict[str, Any]) -> str | None:
-        seen: set[str] = set()
-        parent = r.get("parent_span_id")
-        while parent is not None and parent in by_id and parent not in seen:
-            seen.add(parent)
-            if shown(by_id[parent]):
-                return parent
-            parent = by_id[parent].get("parent_span_id")
-        return None
 
-    children: dict[str | None, list[dict[str, Any]]] = {}
-    for r in rows:
-        if shown(r):
-            children.setdefault(shown_parent(r), []).append(r)
-    nodes: list[tuple[int, dict[str, Any], str]] = []
-
-    def walk(node: str | None, prefix: str, depth: int) -> None:
-        kids = children.get(node, [])
-        for i, r in enumerate(kids):
-            last = i == len(kids) - 1
-            nodes.append((depth, r, f"{prefix}{'└─ ' if last else '├─ '}{describe(r)}"))
-            walk(r["span_id"], prefix + ("   " if last else "│  "), depth + 1)
-
-    for r in children.get(None, []):
-        nodes.append((0, r, describe(r)))
-        walk(r["span_id"], "", 1)
-    return nodes
+def build_tree(rows: list[dict[str, Any]], show_all: bool) -> list[str]:
+    """Lines of the run's tree."""
+    return [line for _, _, line in tree_nodes(rows, show_all)]
 
 
 def summary(run: dict[str, Any]) -> list[str]:
@@ -279,9 +179,9 @@ def summary(run: dict[str, Any]) -> list[str]:
         f"verifier failures {run['verifier_failures']}  errors {run['errors']}  retries {run['retries']}  "
         f"fallbacks {run['fallbacks']}"
     )
-    cost = f"cost {_usd(run.get('cost_usd'))}"
+    cost = f"cost {words.cost(run.get('cost_usd'))}"
     if run.get("unpriced_calls"):
-        cost += f" (+{run['unpriced_calls']} unpriced call{'s' if run['unpriced_calls'] != 1 else ''})"
+        cost += f" ({words.unpriced_calls(run['unpriced_calls'])})"
     lines.append("  ".join(p for p in (_tokens(run.get("input_tokens"), run.get("output_tokens")), cost) if p))
     limits = {
         "model calls": run.get("budget_max_model_calls"),
@@ -304,14 +204,14 @@ def summary(run: dict[str, Any]) -> list[str]:
 @click.option(
     "--status", type=click.Choice(["ok", "error", "incomplete"]), default=None, help="Only runs in this state."
 )
-def runs_command(
-    db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int, limit: int,
-    status: str | None,
-) -> None:  # fmt: skip
+def runs_command(where: Where, fmt: str, max_rows: int, limit: int, status: str | None) -> None:
     """Recent runs: status, duration, calls, tokens, cost, guard blocks, errors."""
     from otel_agent.cli.render import emit
+    from otel_agent.read.runs import runs_table
+    from otel_agent.read.stores import open_source
 
-    result = _query(RUNS_SQL, [status, status, limit], db, receiver, token, max_rows)
+    with open_source(where) as src:
+        result = runs_table(src, status, limit, max_rows)
     emit(result, fmt)
 
 
@@ -319,10 +219,7 @@ def runs_command(
 @click.argument("run_id")
 @reading_options
 @click.option("--all", "show_all", is_flag=True, help="Also show records (with their ids) and other spans.")
-def run_command(
-    run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int,
-    show_all: bool,
-) -> None:  # fmt: skip
+def run_command(run_id: str, where: Where, fmt: str, max_rows: int, show_all: bool) -> None:
     """One run as a tree: steps, skills, calls and tools with durations, models, tokens, cost, guards, errors,
     and under their steps the evidence found, the claims made (with support status) and artifact versions.
 
@@ -330,30 +227,34 @@ def run_command(
     """
     from otel_agent.cli.render import emit
     from otel_agent.errors import NotFoundError
-    from otel_agent.query.readonly import QueryResult
+    from otel_agent.read.runs import record_details, run_spans, run_summary
+    from otel_agent.read.stores import open_source
 
-    found = _rows(_query(RUN_SQL, [run_id], db, receiver, token))
-    if not found:
-        raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
-    result = _query(TREE_SQL, [run_id], db, receiver, token, max_rows)
-    rows = _rows(result)
-    if fmt == "table":
-        details = {
-            (d["kind"], d["id"]): d for d in _rows(_query(RECORD_DETAILS_SQL, [run_id, run_id], db, receiver, token))
-        }
-        for r in rows:
-            d = details.get((r.get("record_kind"), r.get("record_id")))
-            if d is not None:
-                r["detail_label"], r["detail_text"] = d["label"], d["text"]
+    with open_source(where) as src:
+        found = run_summary(src, run_id)
+        if found is None:
+            raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
+        result = run_spans(src, run_id, limit=max_rows + 1, max_rows=max_rows)
+        details = record_details(src, run_id) if fmt == "table" else {}
+    # the tree's columns are run_spans_for_run's (docs/views-runs.md): the epoch-ns copies are the console's
+    keep = [i for i, c in enumerate(result.columns) if c not in ("start_ns", "end_ns")]
+    result = result.with_rows(
+        [result.columns[i] for i in keep], [result.types[i] for i in keep],
+        [tuple(row[i] for i in keep) for row in result.rows],
+    )  # fmt: skip
+    rows = result.dicts()
+    for r in rows:
+        d = details.get((r.get("record_kind"), r.get("record_id")))
+        if d is not None:
+            r["detail_label"], r["detail_text"] = d["label"], d["text"]
     nodes = tree_nodes(rows, show_all)
     if fmt != "table":
-        columns = ["depth", *result.columns]
         out = [(depth, *(row[c] for c in result.columns)) for depth, row, _ in nodes]
-        emit(QueryResult.of_rows(columns, ["BIGINT", *result.types], out, result.truncated), fmt)
+        emit(result.with_rows(["depth", *result.columns], ["BIGINT", *result.types], out), fmt)
         return
     from otel_agent.cli.render import fit_lines
 
-    for line in fit_lines([*summary(found[0]), "", *(line for _, _, line in nodes)]):
+    for line in fit_lines([*summary(found), "", *(line for _, _, line in nodes)]):
         click.echo(line)
     if result.truncated:
         click.echo(f"(only the first {max_rows} spans: raise --max-rows to see them all)")
@@ -362,14 +263,15 @@ def run_command(
 @click.command("metrics")
 @click.argument("run_id")
 @reading_options
-def metrics_command(
-    run_id: str, db: tuple[str, ...], receiver: str | None, token: str | None, fmt: str, max_rows: int
-) -> None:
+def metrics_command(run_id: str, where: Where, fmt: str, max_rows: int) -> None:
     """A run's derived metrics (cost, usage, reliability, latency, proxy_* with their labels), from run_metrics."""
     from otel_agent.cli.render import emit
     from otel_agent.errors import NotFoundError
+    from otel_agent.read.runs import metrics_table
+    from otel_agent.read.stores import open_source
 
-    result = _query(METRICS_SQL, [run_id], db, receiver, token, max_rows)
+    with open_source(where) as src:
+        result = metrics_table(src, run_id, max_rows)
     if not result.rows:
         raise NotFoundError(f"no run {run_id!r} (list them with: otel-agent runs)")
     emit(result, fmt)

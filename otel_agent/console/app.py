@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from otel_agent.console.as_json import json_error, json_path, json_response, wants_json
 from otel_agent.console.render import render
 from otel_agent.console.security import CSRF_COOKIE, Security, Viewer, clear_session, secure, set_session
 from otel_agent.console.store import ConsoleStore
@@ -29,11 +30,12 @@ from otel_agent.errors import (
     QueryTimeoutError,
     UnauthenticatedError,
 )
+from otel_agent.read.reviews import Reviews
 
 log = logging.getLogger(__name__)
 
 ReviewSubmit = Callable[[str, str, str, str, str | None, str | None], Any]
-"""(target_kind, target_id, decision, reviewer, reason, principal) → the review record (ReviewService.submit)."""
+"""(target_kind, target_id, decision, reviewer, reason, principal) → the review record (``read.reviews.Reviews``)."""
 
 NAV = [
     ("runs", "/", "Runs"),
@@ -62,6 +64,9 @@ class Console:
         return self.submit_review is not None
 
     def html(self, request: Request, viewer: Viewer | None, template: str, code: int = 200, **ctx: Any) -> Response:
+        """The page, or its data as JSON when the request asks for it (``as_json``)."""
+        if wants_json(request):
+            return json_response(template, code, ctx)
         body = render(
             template,
             request=request,
@@ -80,6 +85,8 @@ Handler = Callable[[Request, Console, Viewer], Awaitable[Response]]
 def _error_page(
     console: Console, request: Request, viewer: Viewer | None, status: int, title: str, message: str
 ) -> Response:
+    if wants_json(request):
+        return json_error(status, title, message)
     if status == 401:  # the sign-in form itself, bound to this browser's CSRF cookie
         csrf, _ = console.security.csrf_for(request)
         path = request.url.path if request.method == "GET" else "/"
@@ -87,10 +94,15 @@ def _error_page(
     return console.html(request, viewer, "error.html", code=status, title=title, message=message)
 
 
-def page(console: Console, handler: Handler, role: str = "query") -> Callable[[Request], Awaitable[Response]]:
-    """An endpoint: the caller checked for ``role``, the handler run, errors shown as pages, headers added."""
+def page(
+    console: Console, handler: Handler, role: str = "query", as_json: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
+    """An endpoint: the caller checked for ``role``, the handler run, errors shown as pages, headers added;
+    ``as_json``: the page's ``.json`` twin (its data as JSON, ``as_json.py``)."""
 
     async def endpoint(request: Request) -> Response:
+        if as_json:
+            request.state.json = True
         viewer: Viewer | None = None
         _, new_cookie = console.security.csrf_for(request)
         if new_cookie:  # the same cookie value for every form rendered in this response
@@ -215,26 +227,34 @@ def console_routes(console: Console) -> list[BaseRoute]:
     static_dir = str(resources.files("otel_agent.console").joinpath("static"))
     routes: list[BaseRoute] = [Mount("/static", app=SecureStatic(directory=static_dir), name="static")]
     routes += auth_routes(console)
+    pages: list[BaseRoute] = []
     for module in (runs, run, trace, claims, artifacts, receipts, providers, context, memory, sql):
         for path, handler, methods, role in module.ROUTES:
-            routes.append(Route(path, page(console, handler, role), methods=methods))
+            pages.append(Route(path, page(console, handler, role), methods=methods))
+            if methods == ["GET"] and not path.endswith((".json", ".md")):  # a page, not a download
+                # the twins first: /runs/{run_id} would otherwise take /runs/x.json as run "x.json"
+                routes.append(Route(json_path(path), page(console, handler, role, as_json=True), methods=methods))
+    routes += pages
     return routes
 
 
 @dataclass
 class Mounted:
-    """A console and its routes, for a server to serve and to close when it stops."""
+    """A console and its routes, for a server to serve and to close when it stops (a receiver's face named
+    ``console``: server.receiver.Face)."""
 
     console: Console
     routes: list[BaseRoute]
+    name: str = "console"
 
     def close(self) -> None:
         self.console.store.close()
 
 
-def receiver_console_routes(receiver: Any) -> Mounted:
-    """The console inside ``otel-agent serve``: cursors of the receiver's connection, its authenticator, its
-    query limits, and review actions through its ReviewService (the writer thread)."""
+def receiver_console(receiver: Any) -> Mounted:
+    """The console inside ``otel-agent serve`` (a face of the receiver, given to it by ``otel_agent.main``):
+    cursors of the receiver's connection, its authenticator, its query limits, and review actions through the
+    read layer's ``Reviews`` over its writer (the INSERT on the writer thread)."""
     config = receiver.config
     console = Console(
         store=ConsoleStore(
@@ -247,7 +267,7 @@ def receiver_console_routes(receiver: Any) -> Mounted:
             live=True,
         ),
         security=Security(receiver.auth),
-        submit_review=receiver.review.submit,
+        submit_review=Reviews(receiver.writer).submit,
         source=f"live receiver · {Path(config.db).name}",  # the name only: the API hides the path too
         query_max_rows=config.query_max_rows,
         query_timeout_s=config.query_timeout_s,
@@ -261,13 +281,16 @@ READ_ONLY_REASON = (
 )
 
 
-def ui_console(dbs: list[str], auth: Any, *, query_max_rows: int = 10_000, query_timeout_s: float = 10.0) -> Mounted:
-    """The console of ``otel-agent ui``: one closed store, or several shards as one, opened read-only."""
-    from otel_agent.lifecycle.reading import current_archive
+def ui_console(
+    dbs: list[str], auth: Any, *, archive: str | None = None, query_max_rows: int = 10_000,
+    query_timeout_s: float = 10.0,
+) -> Mounted:  # fmt: skip
+    """The console of ``otel-agent ui``: one closed store, or several shards as one, opened read-only (with an
+    ``archive``: raw tables live ∪ archive)."""
     from otel_agent.query.client import open_readonly
 
-    con = open_readonly(dbs)  # with --archive (current_archive): raw tables are live ∪ archive
-    source = "read-only · " + ", ".join(Path(db).name for db in dbs) + (" + archive" if current_archive() else "")
+    con = open_readonly(dbs, archive)
+    source = "read-only · " + ", ".join(Path(db).name for db in dbs) + (" + archive" if archive else "")
     console = Console(
         store=ConsoleStore(con, workers=3, timeout_s=query_timeout_s),
         security=Security(auth),

@@ -1,16 +1,16 @@
-"""How the console reads the store: named queries on cursors of one connection, on a bounded thread pool.
+"""How the console runs the read layer: page jobs on cursors of one connection, on a bounded thread pool.
 
 Inside ``otel-agent serve`` the connection is the receiver's own (cursors read beside the writer, as the query
 API does); in ``otel-agent ui`` it is a read-only connection over one file or several shards
 (``query.client.open_readonly``). Page handlers run one ``load`` job per request: a function that gets a
-``Queries`` object and may run several named queries on the same cursor, off the event loop, with a time limit.
+``read.source.CursorSource`` and calls the read layer's functions on that one cursor, off the event loop, with a
+time limit. What the jobs ask is the read layer's (``otel_agent.read``); this module owns only when and where.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import os
 import threading
@@ -23,15 +23,13 @@ from typing import Any, TypeVar
 import duckdb
 
 from otel_agent.errors import QueryTimeoutError
-from otel_agent.export.reader import Reader
-from otel_agent.store.database import reading_cursor
-from otel_agent.store.maintained import reads_maintained_runs
-from otel_agent.store.statements import statement
+from otel_agent.read.runs import reads_maintained
+from otel_agent.read.source import CursorSource, named
+from otel_agent.read.stores import reading_cursor
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-FOLDER = "console"
 SNAPSHOT_MAX_AGE_S = 300.0
 """How old a snapshot may get before a page view takes it again (when data arrived): copying the runs view
 classifies every span, which on a large store takes the CPU the writer needs (bench/console.py), so at most
@@ -61,58 +59,8 @@ def lower_priority(nice: int) -> None:
         pass
 
 
-@functools.cache
-def console_sql(name: str) -> str:
-    """The text of the registered statement ``console/<name>`` (``otel_agent/store/console/<name>.sql``)."""
-    return statement(f"{FOLDER}/{name}")
-
-
-class Queries:
-    """Named queries on one cursor (``$name`` parameters, passed as keywords)."""
-
-    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
-        self.cursor = cursor
-
-    def rows(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        rel = self.cursor.execute(console_sql(name), params)
-        columns = [d[0] for d in rel.description]
-        return [dict(zip(columns, row, strict=True)) for row in rel.fetchall()]
-
-    def one(self, name: str, **params: Any) -> dict[str, Any] | None:
-        found = self.rows(name, **params)
-        return found[0] if found else None
-
-    def scope(self, name: str, **variables: Any) -> None:
-        """Run the statements of ``store/console/<name>.sql`` with ``variables`` set as DuckDB variables
-        (``getvariable('name')``): a script that prepares this cursor (run_scope.sql), not a query."""
-        for key, value in variables.items():
-            self.cursor.execute(f"SET VARIABLE {key} = $value", {"value": value})
-        self.cursor.execute(console_sql(name))
-
-    def reader(self) -> Reader:
-        """The export module's reader over this cursor (report and bundle downloads)."""
-        return CursorReader(dbs=[], cursor=self.cursor)
-
-
-class CursorReader(Reader):
-    """``export.reader.Reader`` reading through a cursor instead of ``run_sql`` (same paging, same JSON rows)."""
-
-    def __init__(self, dbs: list[str], cursor: duckdb.DuckDBPyConnection) -> None:
-        super().__init__(dbs)
-        self.cursor = cursor
-
-    def rows(
-        self, sql: str, params: list[Any] | None = None, *, order_by: str, limit: int | None = None
-    ) -> list[dict[str, Any]]:
-        paged = f"SELECT to_json(q)::VARCHAR AS row FROM ({sql}) q ORDER BY {order_by}"
-        if limit is not None:
-            paged += f" LIMIT {int(limit)}"
-        self.queries.append(paged)
-        return [json.loads(r[0]) for r in self.cursor.execute(paged, params or []).fetchall()]
-
-
 class Snapshot:
-    """The rows of one whole-store query (``store/console/<name>.sql``) copied into a private in-memory DuckDB
+    """The rows of one whole-store query (``read/sql/<name>.sql``) copied into a private in-memory DuckDB
     as table ``table``, so list pages filter, sort and page them with their own ``.sql`` files in milliseconds.
 
     Why: the ``runs`` view classifies every span of the store (seconds on 1 M spans) and a list page needs it
@@ -135,9 +83,7 @@ class Snapshot:
     def refresh(self, store: ConsoleStore) -> None:
         generation = store.generation()
         taken = time.time()
-        table = store.run(
-            lambda q: q.cursor.sql(console_sql(self.name)).to_arrow_table(), timeout_s=store.snapshot_timeout_s
-        )
+        table = store.run(lambda q: q.cursor.sql(named(self.name)).to_arrow_table(), timeout_s=store.snapshot_timeout_s)
         with self.lock:
             self.db.register("snapshot_new", table)
             self.db.execute(f"CREATE OR REPLACE TABLE {self.table} AS SELECT * FROM snapshot_new")
@@ -149,8 +95,8 @@ class Snapshot:
             self.generation != store.generation() and time.time() - self.taken_at > self.max_age_s
         )
 
-    def queries(self) -> Queries:
-        return Queries(self.db.cursor())
+    def source(self) -> CursorSource:
+        return CursorSource(self.db.cursor())
 
 
 class ResultCache:
@@ -232,10 +178,10 @@ class ConsoleStore:
     def runs_maintained(self) -> bool:
         """Whether the runs view the console reads is over the maintained rows (store/maintained.py), so the runs
         page reads it live instead of through a snapshot."""
-        return self.run(lambda q: reads_maintained_runs(q.cursor))
+        return self.run(reads_maintained)
 
     async def from_snapshot(
-        self, key: str, fn: Callable[[Queries], T], *, refresh: bool = False, args: Hashable | None = None
+        self, key: str, fn: Callable[[CursorSource], T], *, refresh: bool = False, args: Hashable | None = None
     ) -> tuple[T | None, float]:
         """``fn`` over the snapshot ``key`` and the snapshot's time; ``(None, 0)`` while the first copy is still
         being taken after ``FIRST_WAIT_S`` (the page says so and refreshes itself: no request waits for long).
@@ -265,7 +211,7 @@ class ConsoleStore:
                     hit, value = self.results.get(cache_key, 0, None)  # the copy's time is in the key: exact
                     if hit:
                         return value, taken_at
-                q = snap.queries()
+                q = snap.source()
                 try:
                     value = fn(q)
                 finally:
@@ -284,7 +230,7 @@ class ConsoleStore:
         finally:
             snap.refreshing = False
 
-    def run(self, fn: Callable[[Queries], T], timeout_s: float | None = None) -> T:
+    def run(self, fn: Callable[[CursorSource], T], timeout_s: float | None = None) -> T:
         """Run ``fn`` on a fresh cursor in the calling thread, interrupted after ``timeout_s``."""
         timeout_s = timeout_s or self.timeout_s
         if self.closed:
@@ -301,7 +247,7 @@ class ConsoleStore:
             timer = threading.Timer(timeout_s, interrupt)
             timer.start()
             try:
-                return fn(Queries(cur))
+                return fn(CursorSource(cur, con=self.con))
             except duckdb.Error as exc:
                 if timed_out.is_set():
                     raise QueryTimeoutError(f"the page's queries exceeded {timeout_s:g} s") from exc
@@ -311,14 +257,14 @@ class ConsoleStore:
                 with self._active_lock:
                     self._active.discard(cur)
 
-    async def load(self, fn: Callable[[Queries], T], key: Hashable | None = None) -> T:
+    async def load(self, fn: Callable[[CursorSource], T], key: Hashable | None = None) -> T:
         """``run`` on the pool, never on the event loop. With a ``key`` (the page and its arguments), the results
         of a recent load of the same key are reused (``ResultCache``)."""
         if key is None:
             return await asyncio.get_running_loop().run_in_executor(self.pool, self.run, fn)
         return await asyncio.get_running_loop().run_in_executor(self.pool, self._run_cached, key, fn)
 
-    def _run_cached(self, key: Hashable, fn: Callable[[Queries], T]) -> T:
+    def _run_cached(self, key: Hashable, fn: Callable[[CursorSource], T]) -> T:
         # both read before the queries: the results are at least this new
         generation, marks = self.generation(), self.write_marks()
         hit, value = self.results.get(key, generation, marks)
@@ -331,7 +277,8 @@ class ConsoleStore:
 
     def write_marks(self) -> Hashable:
         """For a live store, the row counts of the tables written outside OTLP commits, which the generation
-        (the commit count) does not see: reviews and writer trust (``write_marks.sql``). None for closed files."""
+        (the commit count) does not see: reviews and writer trust (``read/sql/write_marks.sql``). None for closed
+        files."""
         if not self.live:
             return None
         marks = self.run(lambda q: q.one("write_marks"))

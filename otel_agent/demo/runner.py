@@ -126,11 +126,12 @@ def _run_embedded(db: str, echo: Echo, worker_timeout_s: float) -> DemoResult:
 def human_verdict(db: str, receiver_url: str | None, echo: Echo) -> None:
     """An editor answers the human_review decision on report v2 (seed 001: the run's final decision is a
     human's), through the same path as ``otel-agent review approve decision``."""
-    from otel_agent.cli.evidence_cmds import submit_review
     from otel_agent.demo import content as C
+    from otel_agent.read.reviews import review_where
+    from otel_agent.read.stores import Where
 
-    submit_review(db, receiver_url, None, "decision", C.PUBLISH_V2_DECISION_ID, "approve", C.EDITOR,
-                  "the hedged range reads right")  # fmt: skip
+    review_where(Where((db,), receiver_url), "decision", C.PUBLISH_V2_DECISION_ID, "approve", C.EDITOR,
+                 "the hedged range reads right")  # fmt: skip
     echo(f"  review      {C.EDITOR} approved {C.PUBLISH_V2_DECISION_ID} (human_review): the run's final decision")
 
 

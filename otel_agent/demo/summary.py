@@ -1,8 +1,9 @@
 """What ``otel-agent demo`` prints: a short summary read back from the DuckDB file, and the commands to explore it.
 
-The counts and highlights are queries over the raw tables (``spans``, ``span_events``, ``span_links``) through
-``run_sql``, the same path ``otel-agent sql`` takes, so what is printed is what was committed. The receipts are
-``otel-agent receipts``' own query (cli/receipts.py), so the demo says the same state names by the same rules.
+The counts and highlights are the demo's own questions over the raw tables (``spans``, ``span_events``,
+``span_links``: the story it tells is its own), asked through the read layer's source (``read.stores``), the same
+path every reading command takes, so what is printed is what was committed. The receipts are ``otel-agent
+receipts``' own read (``read.receipts``), so the demo says the same state names by the same rules.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from otel_agent.demo import content as C
-from otel_agent.query.client import run_sql
+from otel_agent.read.receipts import receipts_table as read_receipts
+from otel_agent.read.source import Table
+from otel_agent.read.stores import Where, open_source
+from otel_agent.read.text_table import table
 
 KIND = "attributes->>'otel_agent.record.kind'"
 
@@ -101,14 +105,17 @@ WHERE l.attributes->>'otel_agent.link.type' = 'handoff' AND w.{KIND} = 'receipt_
 """
 
 
+def _read(db: str, sql: str) -> Table:
+    with open_source(Where((db,))) as src:
+        return src.table(sql)
+
+
 def _rows(db: str, sql: str) -> list[tuple[Any, ...]]:
-    return run_sql(sql, [db]).rows
+    return _read(db, sql).rows
 
 
 def _table(db: str, sql: str) -> str:
-    from otel_agent.cli.render import table
-
-    result = run_sql(sql, [db])
+    result = _read(db, sql)
     return table(result.columns, result.rows)
 
 
@@ -170,10 +177,8 @@ def summarize(db: str, run_id: str) -> str:
 
 def receipts_table(db: str) -> str:
     """The demo's operations as ``otel-agent receipts`` states them (same query, same default windows)."""
-    from otel_agent.cli.receipts import RECEIPTS_SQL, receipt_params
-    from otel_agent.cli.render import table
-
-    result = run_sql(RECEIPTS_SQL, [db], params=receipt_params())
+    with open_source(Where((db,))) as src:
+        result = read_receipts(src)
     keep = [result.columns.index(c) for c in RECEIPT_COLUMNS]
     return table(list(RECEIPT_COLUMNS), [tuple(row[i] for i in keep) for row in result.rows])
 

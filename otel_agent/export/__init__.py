@@ -1,11 +1,4 @@
-"""Exports of the evidence model: the Markdown report of an artifact version with its citations injected
-(``report``), and the JSON evidence bundle of a run (``bundle``). Both read the derived views through
-``otel_agent.query.client.run_sql``, so they work on a closed file, on shards, and against a live receiver."""
-
-from __future__ import annotations
-
-from otel_agent.export.bundle import build_bundle
-from otel_agent.export.reader import Reader
-from otel_agent.export.report import Report, build_report
-
-__all__ = ["Reader", "Report", "build_bundle", "build_report"]
+"""Exports to files: ``otel-agent export report`` (the Markdown report of an artifact version, citations
+injected: ``read.reports``) and ``otel-agent export bundle`` (a run's JSON evidence bundle:
+``read.artifacts.evidence_bundle``). What they contain is the read layer's, so the console's downloads are the
+same bytes; this package writes them where the user asked, from a closed file, shards or a live receiver."""

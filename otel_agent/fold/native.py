@@ -37,7 +37,7 @@ from otel_agent.fold.redact import Action, Redactor
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
 
 try:
-    from otel_agent import _native  # type: ignore[attr-defined]
+    import otel_agent._native as _native  # type: ignore[import-not-found]
 except ImportError:  # built without cargo: the Python fold only
     _native = None
 

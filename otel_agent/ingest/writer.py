@@ -1,17 +1,15 @@
 """The one writer: owns the write connection, commits waiting batches together, acknowledges after COMMIT.
 
-Flow control is by admission: a request reserves its payload size as its body is read (HTTP) or before
-it is decoded (gRPC, whose messages arrive whole; reading starts only while the bound has room) and
-releases it after its commit, so memory held by reading, decoding, queueing and committing is bounded. A
-request that does not fit gets ``QueueFullError`` at once (a retryable reply), never a silent drop.
+Its pieces, each its own object: admission (``ingest.admission``: the in-flight bound, refusals and their retry
+hint), the group commit (this module: the thread, the queue, the re-delivery check, the inserts), the checkpoint
+and recycle policy (``ingest.checkpoints``, and ``store.recycle``'s block cache), and the maintenance jobs run
+between commits (``Maintenance``: retention). ``health()`` reads them into one ``WriterHealth`` for /healthz.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,11 +22,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from otel_agent.errors import QueueFullError, ShuttingDownError, StorageError
+from otel_agent.errors import ShuttingDownError, StorageError
 from otel_agent.fold.batch import FoldedBatch
+from otel_agent.ingest.admission import Admission, AdmissionControl
+from otel_agent.ingest.checkpoints import CheckpointPolicy, take_over_checkpoints
 from otel_agent.ingest.recent import BatchKeys, RecentKeys, batch_keys
 from otel_agent.signals import SIGNALS, Signal
-from otel_agent.store.database import SEQ_TABLES, setting_bytes
+from otel_agent.store.database import SEQ_TABLES
 from otel_agent.store.recycle import BlockCache
 from otel_agent.store.statements import statement
 
@@ -68,14 +68,6 @@ class Maintenance(Protocol):
     def report(self) -> dict[str, Any]:
         """What /healthz shows under ``lifecycle``."""
         ...
-
-
-@dataclass
-class Admission:
-    """Bytes a request holds against the in-flight bound, from before its body is read to its commit."""
-
-    nbytes: int
-    released: bool = False
 
 
 @dataclass
@@ -129,45 +121,36 @@ class WriterStats:
     (a checkpoint runs on them too) are not counted."""
 
 
+@dataclass(frozen=True)
+class WriterHealth:
+    """One snapshot of the writer for ``/healthz``: admission (queue and bytes in flight), group commit
+    (counters, stage times), checkpoint and recycle policy, and the maintenance jobs' report — read in one call,
+    so the HTTP layer knows this one object, not the writer's internals."""
+
+    queue_depth: int
+    inflight_bytes: int
+    max_inflight_bytes: int
+    commits: int
+    ingest_seq: int | None
+    items_committed: int
+    commit_seconds: float
+    refused: int
+    failed_group_commits: int
+    commit_stage_seconds: dict[str, float]
+    commit_stage_cpu_seconds: dict[str, float]
+    duplicate_queries: int
+    checkpoints: int
+    idle_checkpoints: int
+    store_reattaches: int
+    store_reattaches_deferred: int
+    lifecycle: dict[str, Any] | None
+
+
 STAGES = ("prepare", "duplicates", "insert", "commit", "checkpoint", "recycle")
 """Where commit time goes: building and registering the Arrow input, the re-delivery check (the recent window's
 set, or the stored-duplicate query outside it), the inserts, COMMIT (WAL write and fsync), the checkpoints run
 after a commit was acknowledged, and after each checkpoint the look at DuckDB's block cache and, when it is due,
 the store's re-attach (``store.recycle``). Reported by /healthz and the ingest benchmark."""
-
-CHECKPOINT_BACKSTOP = 4
-"""DuckDB's own threshold is set this many times the configured one: it checkpoints inside a COMMIT only when one
-group commit alone grows the WAL that far past the point where the writer would have checkpointed after it."""
-
-
-def take_over_checkpoints(con: duckdb.DuckDBPyConnection) -> tuple[str | None, int]:
-    """The WAL file of ``con``'s store and the size at which the writer checkpoints it (None, 0 for a store in
-    memory, or a setting this cannot read: DuckDB then checkpoints as it always does).
-
-    DuckDB runs an automatic checkpoint inside the COMMIT that crosses ``checkpoint_threshold``: every request
-    of that group commit waits for it before its reply (≈ 75 ms per 32 MB of WAL; every 1.5–2 s at 20,000
-    spans/s, so a few per cent of all requests: the whole p99 of a paced load). The writer runs it itself
-    instead, right after that group's replies are released, so only requests arriving during it wait. Nothing
-    acknowledged depends on it: the COMMIT already made the data durable in the WAL."""
-    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    if con.execute("SELECT current_setting('lock_configuration')").fetchone() == (True,):
-        return None, 0
-    if not row or not row[0]:
-        return None, 0
-    threshold = setting_bytes(con, "checkpoint_threshold")
-    if threshold is None:
-        return None, 0
-    con.execute(f"SET checkpoint_threshold = '{threshold * CHECKPOINT_BACKSTOP} bytes'")
-    return row[0] + ".wal", threshold
-
-
-IDLE_CHECKPOINT_FRACTION = 0.5
-"""With no request waiting after a group commit, the writer checkpoints once the WAL holds this fraction of the
-threshold. A checkpoint's length follows the WAL it folds in, and requests that arrive during one wait for it:
-under a paced load (the writer idle between commits) that wait is the p99, and half as much WAL halves it
-(``bench/ingest.py --phases paced`` at 20,000 spans/s, six alternating rounds, 2026-12-03: p99 median 160 ms with
-32 MB checkpoints, 142 ms with 16 MB). At full load the queue is never empty, checkpoints stay at the threshold,
-and throughput does not pay for the extra ones (always checkpointing at 16 MB cost ~12 %)."""
 
 RECENT_WINDOW_S = 120.0
 """How far back (by key time, against the wall clock) the in-memory set of stored keys reaches (``recent``)."""
@@ -198,10 +181,10 @@ class Writer:
         self.con = con
         self.block_cache = BlockCache(con, block_cache_share)
         self.maintenance = maintenance
-        self.max_inflight_bytes = max_inflight_bytes
         self.batch_max_items = batch_max_items
         self.batch_timeout_s = batch_timeout_s
         self.stats = WriterStats()
+        self.admission = AdmissionControl(max_inflight_bytes, self.stats)
         # Every statement is read once, at start: a missing file fails here, not on the first request.
         self._sql = {
             name: statement(name)
@@ -226,16 +209,36 @@ class Writer:
             ).fetchall()[0][0]
         )
         self._ingest_seq: int | None = None
-        self._wal, self._checkpoint_bytes = take_over_checkpoints(con) if checkpoints is None else checkpoints
-        self._checkpoint_at = self._checkpoint_bytes
+        wal, threshold = take_over_checkpoints(con) if checkpoints is None else checkpoints
+        self.checkpoints = CheckpointPolicy(wal, threshold)
         self._queue: queue.Queue[_Job | None] = queue.Queue()
-        self._lock = threading.Lock()
-        self._inflight = 0
-        self._commit_rate = 0.0  # payload bytes committed per second of commit work (moving average)
-        self._accepting = True
+        self._lock = threading.Lock()  # guards _closed and the stop marker
         self._closed = False  # the stop marker is queued: nothing put after it would be answered
         self._thread = threading.Thread(target=self._run, name="otel-agent-writer", daemon=True)
         self._thread.start()
+
+    def health(self) -> WriterHealth:
+        """The writer's figures for ``/healthz`` (``WriterHealth``)."""
+        stats = self.stats
+        return WriterHealth(
+            queue_depth=self.queue_depth,
+            inflight_bytes=self.inflight_bytes,
+            max_inflight_bytes=self.max_inflight_bytes,
+            commits=stats.commits,
+            ingest_seq=self.ingest_seq,
+            items_committed=stats.items,
+            commit_seconds=round(stats.commit_seconds, 3),
+            refused=stats.refused,
+            failed_group_commits=stats.failed_commits,
+            commit_stage_seconds={k: round(v, 3) for k, v in stats.stage_seconds.items()},
+            commit_stage_cpu_seconds={k: round(v, 3) for k, v in stats.stage_cpu_seconds.items()},
+            duplicate_queries=stats.duplicate_queries,
+            checkpoints=stats.checkpoints,
+            idle_checkpoints=stats.idle_checkpoints,
+            store_reattaches=self.block_cache.recycles,
+            store_reattaches_deferred=self.block_cache.deferred,
+            lifecycle=self.maintenance.report() if self.maintenance else None,
+        )
 
     @property
     def ingest_seq(self) -> int | None:
@@ -243,11 +246,16 @@ class Writer:
         sequence."""
         return self._ingest_seq
 
-    # -- admission -------------------------------------------------------------------------------------
+    # -- admission (ingest.admission) --------------------------------------------------------------------
+    @property
+    def max_inflight_bytes(self) -> int:
+        """The in-flight bound in bytes."""
+        return self.admission.max_inflight_bytes
+
     @property
     def inflight_bytes(self) -> int:
         """Payload bytes admitted and not yet released."""
-        return self._inflight
+        return self.admission.inflight_bytes
 
     @property
     def queue_depth(self) -> int:
@@ -256,62 +264,28 @@ class Writer:
 
     @property
     def accepting(self) -> bool:
-        """False once ``stop`` began: new requests are refused as shutting down."""
-        return self._accepting
+        """False once ``close`` began: new requests are refused as shutting down."""
+        return self.admission.accepting
 
     def admit(self, nbytes: int) -> Admission:
-        """Reserve room for a request of ``nbytes``; raises when full or stopping.
-
-        A request larger than the whole bound is still admitted when nothing else is in flight, so one big
-        request cannot be refused forever.
-        """
-        admission = Admission(0)
-        self.grow(admission, nbytes)
-        return admission
+        """Reserve room for a request of ``nbytes`` (``AdmissionControl.admit``)."""
+        return self.admission.admit(nbytes)
 
     def grow(self, admission: Admission, nbytes: int) -> None:
-        """Reserve ``nbytes`` more for an admitted request whose body is still being read (the same rule
-        as ``admit``: refused when the bound is passed while other requests hold bytes)."""
-        with self._lock:
-            if not self._accepting:
-                raise ShuttingDownError("the receiver is shutting down")
-            others = self._inflight - admission.nbytes
-            if others and self._inflight + nbytes > self.max_inflight_bytes:
-                raise self._refusal_locked()
-            self._inflight += nbytes
-            admission.nbytes += nbytes
+        """Reserve more for a request whose body is still being read (``AdmissionControl.grow``)."""
+        self.admission.grow(admission, nbytes)
 
     def check_room(self) -> None:
-        """Raise the reply ``admit`` would give when the bound is already reached: the gate a transport
-        passes before it reads a body whose size it cannot know in advance."""
-        with self._lock:
-            if not self._accepting:
-                raise ShuttingDownError("the receiver is shutting down")
-            if self._inflight >= self.max_inflight_bytes:
-                raise self._refusal_locked()
-
-    def _refusal_locked(self) -> QueueFullError:
-        self.stats.refused += 1
-        return QueueFullError(
-            f"in-flight data at its bound ({self._inflight} of {self.max_inflight_bytes} bytes)",
-            retry_after_s=self.retry_after_s(),
-        )
+        """Refuse now when the bound is already reached (``AdmissionControl.check_room``)."""
+        self.admission.check_room()
 
     def retry_after_s(self) -> float:
-        """A jittered hint for refused clients: about the time to drain what is in flight, at least 1 s.
-
-        Jitter matters: SDK exporters use the server's hint instead of their own randomized backoff, so a
-        fixed hint would bring every refused client back at the same instant.
-        """
-        drain = self._inflight / self._commit_rate if self._commit_rate else 0.0
-        return max(1.0, drain) * random.uniform(0.5, 1.5)
+        """The retry hint of a refusal (``AdmissionControl.retry_after_s``)."""
+        return self.admission.retry_after_s()
 
     def release(self, admission: Admission) -> None:
-        """Give back an admission's bytes (once; a second release is a no-op)."""
-        with self._lock:
-            if not admission.released:
-                admission.released = True
-                self._inflight -= admission.nbytes
+        """Give back an admission's bytes (once)."""
+        self.admission.release(admission)
 
     def submit(self, batch: FoldedBatch, admission: Admission) -> Future[FoldedBatch]:
         """Queue a decoded batch; the future resolves with the batch after its data has committed."""
@@ -419,24 +393,14 @@ class Writer:
             else:
                 job.future.set_exception(err)
 
-    def _wal_bytes(self) -> int:
-        try:
-            return os.stat(self._wal).st_size if self._wal else 0
-        except FileNotFoundError:  # no WAL: nothing written since the last checkpoint
-            return 0
-
     def _checkpoint_when_due(self) -> None:
-        """CHECKPOINT once the WAL has grown by the threshold (``take_over_checkpoints``), or by
-        ``IDLE_CHECKPOINT_FRACTION`` of it when no request is waiting: after the group's replies, on this thread,
-        so it never runs beside a commit. Whatever a checkpoint could not fold in (a reader holding old
-        versions) counts toward the next. A failure is logged; DuckDB's own checkpoint (at
-        ``CHECKPOINT_BACKSTOP`` times the threshold) and the next attempt remain."""
-        if self._wal is None:
-            return
-        wal = self._wal_bytes()
-        due = wal >= self._checkpoint_at
-        early_from = self._checkpoint_at - self._checkpoint_bytes * (1 - IDLE_CHECKPOINT_FRACTION)
-        if not due and (wal < early_from or not self._queue.empty()):
+        """CHECKPOINT when the policy says so (``CheckpointPolicy``: the WAL grown by the threshold, or by
+        ``IDLE_CHECKPOINT_FRACTION`` of it when no request is waiting): after the group's replies, on this thread,
+        so it never runs beside a commit. A failure is logged; DuckDB's own checkpoint (at
+        ``CHECKPOINT_BACKSTOP`` times the threshold) and the next attempt remain. Then the block cache's
+        recycle policy (``store.recycle``) looks at DuckDB's cache of the store's blocks."""
+        due = self.checkpoints.due(waiting=not self._queue.empty())
+        if due is None:
             return
         started, cpu_started = time.perf_counter(), time.thread_time()
         try:
@@ -445,7 +409,7 @@ class Writer:
             log.warning("checkpoint after a group commit failed: %s", exc)
         elapsed = time.perf_counter() - started
         self.stats.stage_cpu_seconds["checkpoint"] += time.thread_time() - cpu_started
-        self._checkpoint_at = self._wal_bytes() + self._checkpoint_bytes
+        self.checkpoints.done()
         self.stats.checkpoints += 1
         self.stats.idle_checkpoints += not due
         self.stats.stage_seconds["checkpoint"] += elapsed
@@ -475,8 +439,7 @@ class Writer:
         self._commit_sql(jobs)
         elapsed = max(time.monotonic() - started, 1e-4)
         self.stats.commit_seconds += elapsed
-        rate = sum(j.batch.payload_bytes for j in jobs) / elapsed
-        self._commit_rate = rate if not self._commit_rate else 0.8 * self._commit_rate + 0.2 * rate
+        self.admission.committed(sum(j.batch.payload_bytes for j in jobs), elapsed)
 
     @contextmanager
     def _stage(self, name: str) -> Iterator[None]:
@@ -573,8 +536,8 @@ class Writer:
 
     def close(self) -> None:
         """Refuse new work, commit everything already queued, stop the thread."""
+        self.admission.stop()
         with self._lock:
-            self._accepting = False
             self._closed = True
             self._queue.put(None)
         self._thread.join()

@@ -7,8 +7,8 @@ through pyarrow's filesystem layer (DuckDB here has no httpfs: REFERENCE §10), 
 that DuckDB scans with projection and filter pushdown. Archive columns are cast to the live table's types (JSON
 is stored as Parquet strings), so a view's rows are typed exactly as the live table's.
 
-Which archive the reading commands use is set by their shared ``--archive`` option (``cli/options.py``)
-through ``use_archive``; ``query.client.open_readonly`` asks ``current_archive``.
+Which archive a reader uses is an explicit argument of how its store is opened: ``query.client.open_readonly(dbs,
+archive=…)``, ``read.stores.Where.archive`` (the reading commands' ``--archive`` option).
 
 A receiver with an ``--archive`` reads the same way on its own connection (``attach_history``): an in-memory
 catalog ``otel_agent_history`` beside the store's, holding the union views over the store's tables and this
@@ -21,9 +21,7 @@ before a refresh still finds every name its views use).
 
 from __future__ import annotations
 
-import contextvars
 import re
-from collections.abc import Callable
 
 import duckdb
 import pyarrow.dataset as pads
@@ -40,20 +38,6 @@ from otel_agent.store.database import (
     store_cursor,
 )
 from otel_agent.store.shards import attach_shards, union_sql
-
-_ARCHIVE: contextvars.ContextVar[str | None] = contextvars.ContextVar("otel_agent_read_archive", default=None)
-
-
-def use_archive(uri: str | None) -> Callable[[], None]:
-    """Read ``uri`` with the stores from now on in this context; returns the function that undoes it (a command
-    calls it when it ends, so an archive never outlives the command that named it: tests invoke many)."""
-    token = _ARCHIVE.set(uri)
-    return lambda: _ARCHIVE.reset(token)
-
-
-def current_archive() -> str | None:
-    return _ARCHIVE.get()
-
 
 Sources = dict[str, pads.Dataset]
 """Arrow datasets an S3 archive's views scan, by the name the views use."""

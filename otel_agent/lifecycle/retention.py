@@ -32,7 +32,6 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -43,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from otel_agent.errors import ConfigError
+from otel_agent.config import parse_duration
 from otel_agent.lifecycle.archive import Archive
 from otel_agent.lifecycle.tables import LINEAGE_KEYS, RECORDS, SPAN_CHILDREN, SPANS, TableSpec
 from otel_agent.store.database import store_cursor
@@ -55,17 +54,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HOUR = dt.timedelta(hours=1)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
-def parse_duration(text: str) -> float:
-    """``7d``, ``12h``, ``30m``, ``90s``, ``1w`` or a number of seconds → seconds."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*", text or "")
-    if not match:
-        raise ConfigError(f"retention {text!r}: expected a duration such as 7d, 12h, 30m or 90s")
-    return float(match[1]) * _UNITS[match[2] or "s"]
-
-
 MIN_BATCH = 256
 """Below this a step costs no less: a delete's fixed part (bind, transaction, commit) is several ms, and 16 rows
 took as long as 2,000 under load (measured on this 2-core machine)."""

@@ -43,15 +43,15 @@ def query_receiver(
     return ReceiverClient(url, token).query(sql, params, max_rows=max_rows)
 
 
-def open_readonly(dbs: list[str]) -> duckdb.DuckDBPyConnection:
-    """A locked-down connection over one store, or several attached read-only and unioned (shards)."""
+def open_readonly(dbs: list[str], archive: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A locked-down connection over one store, or several attached read-only and unioned (shards); with an
+    ``archive`` (a directory or s3:// URI), raw tables are live ∪ archive."""
     for db in dbs:
         if not Path(db).exists():
             raise StoreNotFoundError(f"no DuckDB file at {db}")
-    from otel_agent.lifecycle.reading import current_archive, open_with_archive
+    from otel_agent.lifecycle.reading import open_with_archive
 
-    # --archive: raw tables are live ∪ archive; else through this release's derived SQL, whoever wrote the file
-    archive = current_archive()
+    # an archive: raw tables are live ∪ archive; else through this release's derived SQL, whoever wrote the file
     con = open_with_archive(dbs, archive) if archive else open_read_only(dbs)
     lock_down(con)
     return con
@@ -66,19 +66,18 @@ def run_sql(
     params: list[Any] | None = None,
     max_rows: int = 10_000,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    archive: str | None = None,
 ) -> QueryResult:
-    """Run a read query where the data is: a named receiver, the receiver holding the file, or the file.
-    ``timeout_s`` limits a query on files; a receiver applies its own limit."""
+    """Run a read query where the data is: a named receiver, the receiver holding the file, or the file(s)
+    (with ``archive``: live ∪ archive). ``timeout_s`` limits a query on files; a receiver applies its own."""
     if receiver:
         return query_receiver(receiver, sql, params, token, max_rows)
-    from otel_agent.lifecycle.reading import current_archive
-
-    # A receiver's query API reads its own (local) archive, not one named here: --archive reads the files.
-    if len(dbs) == 1 and not current_archive():
+    # A receiver's query API reads its own (local) archive, not one named here: an archive reads the files.
+    if len(dbs) == 1 and not archive:
         live = live_receiver(dbs[0])
         if live:
             return query_receiver(live, sql, params, token, max_rows)
-    con = open_readonly(dbs)
+    con = open_readonly(dbs, archive)
     try:
         return run_query(con, sql, params, max_rows=max_rows, timeout_s=timeout_s)
     finally:

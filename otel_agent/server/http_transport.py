@@ -14,6 +14,7 @@ import math
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 import uvicorn
@@ -138,32 +139,11 @@ def build_app(
                 auth.authenticate(request.headers.get("authorization"), None)
             except OtelAgentError:
                 return JSONResponse(body, status_code=status_code)
-        writer = pipeline.writer
         if reason:
             body["reason"] = reason
-        body.update(
-            {
-                "queue_depth": writer.queue_depth,
-                "inflight_bytes": writer.inflight_bytes,
-                "max_inflight_bytes": writer.max_inflight_bytes,
-                "commits": writer.stats.commits,
-                "ingest_seq": writer.ingest_seq,
-                "items_committed": writer.stats.items,
-                "commit_seconds": round(writer.stats.commit_seconds, 3),
-                "refused": writer.stats.refused,
-                "failed_group_commits": writer.stats.failed_commits,
-                "commit_stage_seconds": {k: round(v, 3) for k, v in writer.stats.stage_seconds.items()},
-                "commit_stage_cpu_seconds": {k: round(v, 3) for k, v in writer.stats.stage_cpu_seconds.items()},
-                "duplicate_queries": writer.stats.duplicate_queries,
-                "checkpoints": writer.stats.checkpoints,
-                "idle_checkpoints": writer.stats.idle_checkpoints,
-                "store_reattaches": writer.block_cache.recycles,
-                "store_reattaches_deferred": writer.block_cache.deferred,
-                "decode_worker_restarts": pipeline.decoder.restarts,
-                "lifecycle": writer.maintenance.report() if writer.maintenance else None,
-                "derived": derived.report() if derived is not None else None,
-            }
-        )
+        body.update(asdict(pipeline.writer.health()))
+        body["decode_worker_restarts"] = pipeline.decoder.restarts
+        body["derived"] = derived.report() if derived is not None else None
         return JSONResponse(body, status_code=status_code)
 
     routes: list[BaseRoute] = [

@@ -6,6 +6,9 @@ Shutdown order keeps the durability contract: stop taking new requests, let the 
 Start-up checks what it can before it creates anything (``preflight``): another receiver holding the file
 (named from its discovery file), endpoints that cannot be listened on. A start that fails after the store was
 created removes the file it created, so a failed ``serve`` leaves no new empty ``.duckdb`` behind.
+
+What else the HTTP endpoint serves — the web console at ``/``, MCP at ``/mcp`` — are *faces* given to the
+receiver by whoever assembles it (``otel_agent.main``: ``otel-agent serve``): this package never imports them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import logging
 import os
 import re
 import socket
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import duckdb
 
@@ -30,7 +35,6 @@ from otel_agent.lifecycle.retention import make_lifecycle
 from otel_agent.query.readonly import lock_down
 from otel_agent.server import wrong_protocol
 from otel_agent.server.auth import Authenticator
-from otel_agent.server.discovery import discovery_path, read_discovery, write_discovery
 from otel_agent.server.grpc_front import GrpcFront, private_socket_path, remove_private_socket
 from otel_agent.server.grpc_transport import build_grpc_server
 from otel_agent.server.http_transport import HttpServer, build_app
@@ -38,6 +42,7 @@ from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
 from otel_agent.server.review_service import ReviewService
 from otel_agent.store.database import open_store
+from otel_agent.store.discovery import discovery_path, read_discovery, write_discovery
 from otel_agent.store.maintained import DerivedState
 
 log = logging.getLogger(__name__)
@@ -113,11 +118,28 @@ def _reads_archive(config: ReceiverConfig) -> Archive | None:
     return Archive(config.archive)
 
 
-class Receiver:
-    """The whole receiver: store, writer, decoder, query and review services, and both transports."""
+class Face(Protocol):
+    """Routes served on the receiver's HTTP endpoint after OTLP and the APIs (so they cannot shadow them), built
+    over the receiver before it starts, closed when it stops."""
 
-    def __init__(self, config: ReceiverConfig) -> None:
+    name: str
+    routes: list[Any]
+
+    def close(self) -> None:
+        """Stop serving: interrupt and wait for what is still running (before the store closes)."""
+
+
+FaceFactory = Callable[["Receiver"], Face]
+
+
+class Receiver:
+    """The whole receiver: store, writer, decoder, query and review services, and both transports; ``faces``:
+    what else its HTTP endpoint serves (the console, MCP), each built over this receiver at start."""
+
+    def __init__(self, config: ReceiverConfig, faces: Sequence[FaceFactory] = ()) -> None:
         self.config = config
+        self.face_factories = tuple(faces)
+        self.faces: dict[str, Face] = {}
         self.auth = Authenticator.from_file(config.tokens_file)
         rules = load_rules(config.redaction_rules, use_defaults=not config.no_default_redaction)
         preflight(config)
@@ -172,7 +194,7 @@ class Receiver:
                 self.query,
                 self.config.max_message_bytes,
                 review=self.review,
-                extra_routes=self._console_routes(),
+                extra_routes=self._face_routes(),
                 derived=self.derived,
             )
             self.http_server = HttpServer(
@@ -220,12 +242,18 @@ class Receiver:
         )
         return self
 
-    def _console_routes(self) -> list:
-        """The web console at ``/`` (otel_agent/console), reading through cursors of this receiver's connection."""
-        from otel_agent.console.app import receiver_console_routes
+    def _face_routes(self) -> list[Any]:
+        routes: list[Any] = []
+        for factory in self.face_factories:
+            face = factory(self)
+            self.faces[face.name] = face
+            routes += face.routes
+        return routes
 
-        self.console = receiver_console_routes(self)
-        return self.console.routes
+    @property
+    def console(self) -> Face | None:
+        """The web console face, when the receiver serves one."""
+        return self.faces.get("console")
 
     @property
     def console_url(self) -> str:
@@ -271,9 +299,8 @@ class Receiver:
         discovery_path(self.config.db).unlink(missing_ok=True)
 
     def _close_storage(self) -> None:
-        console = getattr(self, "console", None)
-        if console is not None:
-            console.close()
+        for face in getattr(self, "faces", {}).values():
+            face.close()
         self.query.close()
         self.review.close()
         lifecycle = getattr(self, "lifecycle", None)

@@ -256,13 +256,11 @@ def schema_tables() -> tuple[str, ...]:
 def open_store(
     path: str | Path,
     *,
-    read_only: bool = False,
     checkpoint_threshold: str = DEFAULT_CHECKPOINT_THRESHOLD,
     memory_limit: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) an otel_agent DuckDB file and return a connection.
-
-    Read-only, the connection reads the file through this release's derived SQL (``shards.open_read_only``).
+    """Open (creating if needed) an otel_agent DuckDB file for writing and return a connection (to read one
+    through this release's derived SQL: ``shards.open_read_only``, which builds on this module).
     Every refusal is an ``OtelAgentError`` whose message names the file and the cause, and leaves the file as
     it was: ``SchemaVersionError`` (another schema version, or a DuckDB file that is not a store),
     ``StoreInUseError`` (held for writing in this process), ``StoreOpenError`` (anything else: missing,
@@ -270,10 +268,6 @@ def open_store(
     """
     path = str(path)
     check_registered()  # a broken package fails here, before any file is created or opened
-    if read_only:
-        from otel_agent.store.shards import open_read_only  # shards builds on this module
-
-        return open_read_only([path])
     config: dict[str, str | bool] = {**DUCKDB_CONFIG, "checkpoint_threshold": checkpoint_threshold}
     if memory_limit:
         config["memory_limit"] = memory_limit

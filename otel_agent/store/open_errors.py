@@ -15,9 +15,9 @@ _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.+?) \(PID (?P<p
 
 
 def held_by(path: str, duckdb_message: str = "") -> str:
-    """Who holds ``path``, for error messages: the receiver its discovery file names (server/discovery.py), else
+    """Who holds ``path``, for error messages: the receiver its discovery file names (store/discovery.py), else
     the process DuckDB names in its lock error (``Conflicting lock is held in /usr/bin/python3 (PID 123)``)."""
-    from otel_agent.server.discovery import read_discovery  # the one reader of <db>.receiver.json
+    from otel_agent.store.discovery import read_discovery  # the one reader of <db>.receiver.json
 
     held = read_discovery(path)
     if held is not None:

@@ -8,7 +8,8 @@ Two kinds of statement file live under ``otel_agent/store/``:
   prefix is the only order (no manifest), so a file cannot be present and silently skipped. Its name drops
   the prefix: ``views/runs/080_runs.sql`` is ``"views/runs/runs"``, so a renumbering breaks no caller.
 - **Queries** (``QUERIES``): statements a caller executes itself, with its own inputs (the writer's insert
-  SQL over registered Arrow tables, the console's parameterised SELECTs). Each is listed here by name,
+  SQL over registered Arrow tables, the maintained state's steps; the read layer's named queries live in
+  otel_agent/read/sql/). Each is listed here by name,
   ``"<folder>/<stem>"`` (``"ingest/spans_insert_new"`` is ``ingest/spans_insert_new.sql``), and never executed
   as DDL.
 
@@ -69,51 +70,6 @@ QUERIES: dict[str, tuple[str, ...]] = {
         "step_proxy",
         "mark_deleted_spans",
         "mark_deleted_logs",
-    ),
-    # The console's page queries (parameterised SELECTs over the public views; runs_list and runs_chart over
-    # its private snapshot of the runs view, a table of the same name and columns): otel_agent/store/console/.
-    "console": (
-        "runs_filter",  # the macro runs_list and runs_chart read, created in the snapshot (console/store.py)
-        "artifact_detail",
-        "artifact_versions",
-        "artifacts_list",
-        "claim_conflict_keys",
-        "claim_conflicts",
-        "claim_lineage",
-        "claims_counts",
-        "claims_list",
-        "context_allocations",
-        "context_compressions",
-        "context_snapshots",
-        "handoff_links",
-        "health_scope",  # a script preparing its cursor (temporary macros), run through Queries.scope
-        "memory_items",
-        "memory_proposal",
-        "memory_proposals",
-        "providers_health",
-        "proxy_health",
-        "receipts_state",
-        "receipts_traces",
-        "record_reviews",
-        "run_cost",
-        "run_metrics",
-        "run_scope",  # a script preparing its cursor (temporary tables and macros), run through Queries.scope
-        "run_spans",
-        "run_summary",
-        "run_timeline",
-        "runs_chart",
-        "runs_list",
-        "runs_services",
-        "runs_snapshot",
-        "skills_health",
-        "span_classified",
-        "span_detail",
-        "span_events",
-        "span_links",
-        "tools_usage",
-        "trace_raw_spans",
-        "trace_runs",
-        "write_marks",
     ),
 }
 """Query statements by folder: the stems of its ``.sql`` files. Add a name here with its file."""

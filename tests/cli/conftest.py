@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 import otel_agent.instrument as oi
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
 from tests.derived_runs.runs_support import write_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,10 +81,10 @@ def invoke(*args: str, code: int = 0, env: dict[str, str] | None = None) -> Ran:
 
 
 def run_process(*args: str, timeout: float = 60, env: dict[str, str] | None = None, cwd: Path | None = None) -> Ran:
-    """``python -m otel_agent.cli ARGS`` as a separate process."""
+    """``python -m otel_agent ARGS`` as a separate process."""
     full_env = {**os.environ, **(env or {})}
     done = subprocess.run(
-        [sys.executable, "-m", "otel_agent.cli", *args],
+        [sys.executable, "-m", "otel_agent", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
+from otel_agent.read.review_targets import KIND_ALIASES, decisions_for
 from otel_agent.server.receiver import Receiver
-from otel_agent.server.review_targets import KIND_ALIASES, decisions_for
 from tests.cli.conftest import (
     ARTIFACT_ID,
     CLAIM_ID,
@@ -49,7 +49,7 @@ READING = {
 
 
 def test_every_reading_command_is_listed_here() -> None:
-    writing_or_other = {"serve", "demo", "review", "trust", "export", "ui"}
+    writing_or_other = {"serve", "demo", "review", "trust", "export", "ui", "mcp"}
     assert set(cli.commands) - writing_or_other == set(READING)
 
 

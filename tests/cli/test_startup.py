@@ -33,7 +33,7 @@ def running(tmp_path: Path) -> Iterator[tuple[Path, dict]]:
     """A real ``otel-agent serve`` holding a store; yields the store and its discovery file's content."""
     db = tmp_path / "held.duckdb"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--db", str(db), "--decode-workers", "0",
+        [sys.executable, "-m", "otel_agent", "serve", "--db", str(db), "--decode-workers", "0",
          "--grpc-endpoint", "127.0.0.1:0", "--http-endpoint", "127.0.0.1:0"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -192,7 +192,7 @@ def test_serve_still_starts_and_stops(tmp_path: Path) -> None:
     db = tmp_path / "ok.duckdb"
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--db", str(db), "--decode-workers", "0",
+        [sys.executable, "-m", "otel_agent", "serve", "--db", str(db), "--decode-workers", "0",
          "--grpc-endpoint", "127.0.0.1:0", "--http-endpoint", f"localhost:{port}", "--log-level", "warning"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -211,7 +211,7 @@ def test_serve_still_starts_and_stops(tmp_path: Path) -> None:
 
 def test_a_stale_discovery_file_does_not_block_a_start(tmp_path: Path) -> None:
     """After a kill -9 the discovery file stays; its pid is gone, so it names no holder."""
-    from otel_agent.server.discovery import read_discovery
+    from otel_agent.store.discovery import read_discovery
 
     db = tmp_path / "stale.duckdb"
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)

@@ -30,7 +30,7 @@ def in_a_terminal(*args: str, columns: int, timeout: float = 60) -> list[str]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}  # the terminal's size decides
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env
+        [sys.executable, "-m", "otel_agent", *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env
     )
     os.close(slave)
     out = b""

@@ -129,7 +129,7 @@ def wait_for_count(receivers: list[Receiver], table: str, expected: int, timeout
 
 def otel_agent_sql(query: str, dbs: list[str | Path], *, fmt: str = "json", max_rows: int = 10_000_000) -> str:
     """Run ``otel-agent sql QUERY --db A --db B …`` as a subprocess (the CLI a user runs) and return stdout."""
-    cmd = [sys.executable, "-m", "otel_agent.cli", "sql", query, "--format", fmt, "--max-rows", str(max_rows)]
+    cmd = [sys.executable, "-m", "otel_agent", "sql", query, "--format", fmt, "--max-rows", str(max_rows)]
     cmd += ["--timeout-s", "100"]  # a cross-shard join on a loaded machine: more than the default 10 s
     for db in dbs:
         cmd += ["--db", str(db)]

@@ -104,7 +104,7 @@ def test_a_shard_held_by_a_running_receiver_is_refused_with_a_hint(shard_set, ma
         [
             sys.executable,
             "-m",
-            "otel_agent.cli",
+            "otel_agent",
             "sql",
             "SELECT count(*) FROM spans",
             "--db",

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from otel_agent.config import ReceiverConfig
+from otel_agent.main import serving
 from otel_agent.server.receiver import Receiver
 from otel_agent.store.database import store_cursor
 from tests.demo.conftest import otlp_demo  # noqa: F401  (the demo store, built once per session)
@@ -82,7 +83,7 @@ def live(otlp_demo: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[L
     config = ReceiverConfig.resolve(
         db=db, grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", decode_workers=0, tokens_file=str(tokens)
     )
-    receiver = Receiver(config).start()
+    receiver = serving(config).start()
     try:
         resp = requests.post(
             receiver.http_address + "/v1/traces", data=hostile_request(), timeout=30,

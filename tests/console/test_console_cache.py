@@ -46,7 +46,7 @@ def test_review_written_elsewhere_shows_at_once(live: Live) -> None:
     cache = live.receiver.console.console.store.results
     with cache._lock:
         assert [k for k in cache._data if k == ("claim", CLAIM)]  # the page's results are held for reuse
-    live.receiver.review.submit("claim", CLAIM, "annotate", "cache-test-reviewer", "cache test", None)
+    live.receiver.review.reviews.submit("claim", CLAIM, "annotate", "cache-test-reviewer", "cache test", None)
     after = requests.get(url, headers=AUTH, timeout=30)
     assert after.status_code == 200
     assert "cache-test-reviewer" in after.text

@@ -1,4 +1,4 @@
-"""The console's query scopes (store/console/run_scope.sql, health_scope.sql) give the rows the views give
+"""The read layer's cursor scopes (read/sql/run_scope.sql, health_scope.sql) give the rows the views give
 without them, on the demo store served by a live receiver (the hostile third-party trace included)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from otel_agent.console.store import Queries
+from otel_agent.read.source import CursorSource
 from otel_agent.store.database import store_cursor
 from tests.console.conftest import XSS_TRACE, Live
 
@@ -36,10 +36,10 @@ def _rows(
     """Every query of ``names`` on one cursor (scoped first when ``scope`` is given), as the console's page job
     runs them: the scope script runs once for all of them."""
     with store_cursor(live.receiver.con) as cur:
-        q = Queries(cur)
+        q = CursorSource(cur)
         if scope:
             q.scope(scope[0], **scope[1])
-        return {n: sorted(repr(_canon(r)) for r in q.rows(n, **params(n))) for n in names}
+        return {n: sorted(repr(_canon(r)) for r in q.rows(n, params(n))) for n in names}
 
 
 def _run_params(name: str, run_id: str) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
     argument): so the views above read one classification, not their own."""
     run_id = live.rows("SELECT run_id FROM runs ORDER BY run_id LIMIT 1")[0][0]
     with store_cursor(live.receiver.con) as cur:
-        q = Queries(cur)
+        q = CursorSource(cur)
         n = q.cursor.execute("SELECT count(*) FROM classified_spans_for_run(?)", [run_id]).fetchall()[0][0]
         assert n > 0
         assert q.cursor.execute("SELECT count(*) FROM oa_priced('no such run')").fetchall()[0][0] == 0
@@ -109,13 +109,13 @@ def test_claim_conflict_keys_find_every_claims_conflicts(live: Live) -> None:
     or its evidence: on every claim of the demo store, that is exactly when claim_conflicts.sql has rows."""
     claims = [r[0] for r in live.rows("SELECT DISTINCT record_id FROM spans WHERE record_kind = 'claim'")]
     with store_cursor(live.receiver.con) as cur:
-        q = Queries(cur)
+        q = CursorSource(cur)
         with_conflicts = 0
         for claim_id in claims:
-            paths = q.rows("claim_lineage", claim_id=claim_id)
+            paths = q.rows("claim_lineage", {"claim_id": claim_id})
             evidence_ids = sorted({p["evidence_id"] for p in paths if p.get("evidence_id")})
-            conflicts = q.rows("claim_conflicts", claim_id=claim_id, evidence_ids=evidence_ids)
-            named = q.one("claim_conflict_keys", ids=[claim_id, *evidence_ids])
+            conflicts = q.rows("claim_conflicts", {"claim_id": claim_id, "evidence_ids": evidence_ids})
+            named = q.one("claim_conflict_keys", {"ids": [claim_id, *evidence_ids]})
             assert (named["n"] > 0) == bool(conflicts), claim_id
             with_conflicts += bool(conflicts)
         assert with_conflicts >= 1  # the demo store's conflict names a claim: not a comparison of empty lists

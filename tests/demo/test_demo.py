@@ -10,12 +10,12 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
-from otel_agent.cli.main import cli
-from otel_agent.cli.receipts import STATES
 from otel_agent.demo import content as C
 from otel_agent.demo.runner import DemoResult
 from otel_agent.demo.summary import explore, explore_commands, summarize
 from otel_agent.instrument import load_registry
+from otel_agent.main import cli
+from otel_agent.read.receipts import STATES
 from tests.demo.store import KIND, query
 
 AGENT_KINDS = {

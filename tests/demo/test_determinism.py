@@ -46,7 +46,7 @@ def test_otlp_and_embedded_runs_record_the_same_things(otlp_demo: DemoResult, em
 
 def test_a_cli_run_in_a_fresh_process_records_the_same_ids_and_contents(tmp_path: Path, otlp_demo: DemoResult) -> None:
     db = str(tmp_path / "cli.duckdb")
-    cli = [sys.executable, "-m", "otel_agent.cli", "demo", "--db", db]
+    cli = [sys.executable, "-m", "otel_agent", "demo", "--db", db]
     done = subprocess.run(cli, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     out = done.stdout

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
-from otel_agent.cli.main import cli
 from otel_agent.errors import NotFoundError
-from otel_agent.export import Reader, build_bundle, build_report
-from otel_agent.server.review_service import write_review
+from otel_agent.main import cli
+from otel_agent.read.artifacts import evidence_bundle
+from otel_agent.read.reports import Report
+from otel_agent.read.reports import build_report as report_of
+from otel_agent.read.reviews import write_review
+from otel_agent.read.stores import Where, open_source
 from tests.derived_evidence.support import record, request, span
 
 REPORT_V2_EXPECTED = """# Agent memory systems
@@ -22,6 +26,18 @@ REPORT_V2_EXPECTED = """# Agent memory systems
 ones))*
 - Memory isolation remains a challenge [5] [6] *(conflicted: in unresolved conflict conflict_1)*
 """
+
+
+def build_report(where: Where, *args: Any, **kwargs: Any) -> Report:
+    """The report of ``otel-agent export report`` (``read.reports``), read where ``where`` says."""
+    with open_source(where) as src:
+        return report_of(src, *args, **kwargs)
+
+
+def build_bundle(where: Where, run_id: str) -> dict[str, Any]:
+    """The bundle of ``otel-agent export bundle`` (``read.artifacts.evidence_bundle``)."""
+    with open_source(where) as src:
+        return evidence_bundle(src, run_id)
 
 
 def review(store, *args, **kwargs):
@@ -90,7 +106,7 @@ def test_regenerating_from_another_process_adds_a_version(store):
 def test_report_injects_citations_after_each_claim(store):
     path = store.path
     store.close()
-    report = build_report(Reader([path]), "art_report", citations="numbered")
+    report = build_report(Where((str(path),)), "art_report", citations="numbered")
     assert report.version_id == "artv_2"
     assert report.status == "draft"
     assert report.markdown.startswith(REPORT_V2_EXPECTED)
@@ -107,13 +123,13 @@ def test_report_injects_citations_after_each_claim(store):
     assert "version 2 of 2 (`artv_2`), draft; run `run_main`" in report.markdown
     assert report.claims_not_in_text == []
     # A given version, by number or id.
-    assert build_report(Reader([path]), "art_report", version=1).version_id == "artv_1"
-    v1 = build_report(Reader([path]), "artv_1", citations="numbered").markdown
+    assert build_report(Where((str(path),)), "art_report", version=1).version_id == "artv_1"
+    v1 = build_report(Where((str(path),)), "artv_1", citations="numbered").markdown
     assert "- Graph orchestration is mainstream [1]\n" in v1  # claims are bound to v2: nothing injected in v1
     with pytest.raises(NotFoundError):
-        build_report(Reader([path]), "art_nope")
+        build_report(Where((str(path),)), "art_nope")
     with pytest.raises(NotFoundError):
-        build_report(Reader([path]), "art_report", version=7)
+        build_report(Where((str(path),)), "art_report", version=7)
 
 
 def test_report_defaults_to_the_latest_approved_version(store):
@@ -121,10 +137,10 @@ def test_report_defaults_to_the_latest_approved_version(store):
     review(store, "evidence", "ev_a1", "reject", "bob", "misquoted")
     path = store.path
     store.close()
-    report = build_report(Reader([path]), "art_report", citations="numbered")
+    report = build_report(Where((str(path),)), "art_report", citations="numbered")
     assert report.version_id == "artv_1"
     assert "approved by alice" in report.markdown
-    v2 = build_report(Reader([path]), "art_report", version=2, citations="numbered").markdown
+    v2 = build_report(Where((str(path),)), "art_report", version=2, citations="numbered").markdown
     # Rejected evidence gets no marker and the others are renumbered.
     assert "- Graph orchestration is mainstream [1] [2]\n" in v2
     assert "`ev_a1`" not in v2
@@ -135,7 +151,7 @@ def test_bundle_of_a_run(store, research):
     review(store, "memory", "memp_1", "approve", "erin")
     path = store.path
     store.close()
-    bundle = build_bundle(Reader([path]), "run_main")
+    bundle = build_bundle(Where((str(path),)), "run_main")
     assert list(bundle) == ["runId", "sources", "evidence", "claims", "citations", "conflicts", "reviews", "artifacts"]
     assert bundle["runId"] == "run_main"
     ids = {k: [x["id"] for x in v] for k, v in bundle.items() if isinstance(v, list)}
@@ -177,7 +193,7 @@ def test_bundle_of_a_run(store, research):
     assert art["versions"][1]["evidenceRefs"] == ["ev_a1", "ev_far"]
     json.dumps(bundle)  # plain JSON all the way down
     with pytest.raises(NotFoundError):
-        build_bundle(Reader([path]), "run_nope")
+        build_bundle(Where((str(path),)), "run_nope")
 
 
 def test_cli_review_receipts_lineage_and_exports(store, tmp_path):

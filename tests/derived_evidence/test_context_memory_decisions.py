@@ -3,7 +3,7 @@ decisions (model vs effective, mismatch) and badcases."""
 
 from __future__ import annotations
 
-from otel_agent.server.review_service import write_review
+from otel_agent.read.reviews import write_review
 
 
 def review(store, *args):

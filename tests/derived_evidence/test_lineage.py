@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from otel_agent.errors import InvalidPayloadError, NotFoundError
-from otel_agent.server.review_service import write_review
+from otel_agent.read.reviews import write_review
 
 
 def claim_status(store, claim_id):

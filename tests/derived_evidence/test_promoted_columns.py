@@ -11,6 +11,7 @@ from otel_agent.errors import SchemaVersionError
 from otel_agent.fold.promoted import PROMOTED_COLUMNS, json_expressions, record_keys
 from otel_agent.fold.redact import Action, Redactor, Rule
 from otel_agent.store.database import SCHEMA_VERSION, open_store
+from otel_agent.store.shards import open_read_only
 from tests.derived_evidence.support import Store
 from tests.otlp_builders import span_request
 
@@ -77,7 +78,7 @@ def test_a_schema_1_store_is_migrated_when_opened_for_writing(tmp_path, research
     con.close()
 
     with pytest.raises(SchemaVersionError, match="migrate"):
-        open_store(path, read_only=True)
+        open_read_only([str(path)])
     con = open_store(path)
     assert con.execute("SELECT value FROM otel_agent_meta WHERE key = 'schema_version'").fetchall() == [
         (SCHEMA_VERSION,)

@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from otel_agent.server.review_service import write_trust
+from otel_agent.read.reviews import write_trust
 from tests.derived_evidence.support import Store, at, request, transition
 
 # Every operation of the scenario, as (operation, handoff, transition, seconds after T0, writer service, fields).

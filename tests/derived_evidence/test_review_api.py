@@ -5,6 +5,7 @@ file; exports read through the receiver equal exports read from the closed file.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import grpc
 import pytest
@@ -14,8 +15,11 @@ from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from otel_agent.api.v1 import review_pb2, review_pb2_grpc
-from otel_agent.cli.main import cli
-from otel_agent.export import Reader, build_bundle, build_report
+from otel_agent.main import cli
+from otel_agent.read.artifacts import evidence_bundle
+from otel_agent.read.reports import Report
+from otel_agent.read.reports import build_report as report_of
+from otel_agent.read.stores import Where, open_source
 from tests.conftest import rows, write_tokens_file
 from tests.derived_evidence.support import request, transition
 
@@ -23,6 +27,18 @@ REVIEWER = "reviewer-s3cret"
 ANALYST = "analyst-s3cret"
 AGENT = "agent-s3cret"
 INTRUDER = "intruder-s3cret"
+
+
+def build_report(where: Where, *args: Any, **kwargs: Any) -> Report:
+    """The report of ``otel-agent export report`` (``read.reports``), read where ``where`` says."""
+    with open_source(where) as src:
+        return report_of(src, *args, **kwargs)
+
+
+def build_bundle(where: Where, run_id: str) -> dict[str, Any]:
+    """The bundle of ``otel-agent export bundle`` (``read.artifacts.evidence_bundle``)."""
+    with open_source(where) as src:
+        return evidence_bundle(src, run_id)
 
 
 @pytest.fixture
@@ -191,9 +207,9 @@ def test_cli_goes_through_the_receiver_holding_the_file(live, tmp_path):
     assert out.exit_code == 0
     assert json.loads(out.output)[0]["state"] == "verified"
 
-    live_report = build_report(Reader([db], token=REVIEWER), "art_report").markdown
-    live_bundle = build_bundle(Reader([db], token=REVIEWER), "run_main")
+    live_report = build_report(Where((str(db),), token=REVIEWER), "art_report").markdown
+    live_bundle = build_bundle(Where((str(db),), token=REVIEWER), "run_main")
     assert "approved by alice" in live_report
     live.stop()
-    assert build_report(Reader([db]), "art_report").markdown == live_report
-    assert build_bundle(Reader([db]), "run_main") == live_bundle
+    assert build_report(Where((str(db),)), "art_report").markdown == live_report
+    assert build_bundle(Where((str(db),)), "run_main") == live_bundle

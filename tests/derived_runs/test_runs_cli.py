@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
 from otel_agent.server.receiver import Receiver
 from tests.derived_runs.scenario import FAILING_RUN_ID, RUN_ID, demo_spans
 from tests.derived_runs.test_runs_delivery import post

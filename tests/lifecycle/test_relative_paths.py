@@ -21,7 +21,7 @@ from tests.lifecycle.support import healthz, hours_ago, query_api, send, spans_a
 def _serve(cwd: Path, *args: str) -> tuple[subprocess.Popen, str, str]:
     grpc_port, http_port = free_port(), free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
+        [sys.executable, "-m", "otel_agent", "serve", "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
          "--http-endpoint", f"127.0.0.1:{http_port}", "--log-level", "warning", *args],
         cwd=cwd, start_new_session=True,
     )  # fmt: skip

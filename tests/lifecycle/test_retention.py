@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from otel_agent.lifecycle.retention import parse_duration
+from otel_agent.config import parse_duration
 from tests.conftest import rows
 from tests.lifecycle.support import healthz, hours_ago, send, spans_at
 

@@ -114,7 +114,7 @@ def test_the_python_snippet_sends_a_run_with_its_tokens_and_cost(make_receiver, 
 def test_version_says_which_traces_fold_is_in_use() -> None:
     def version(**env: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "otel_agent.cli", "--version"],
+            [sys.executable, "-m", "otel_agent", "--version"],
             capture_output=True, text=True, timeout=60, env={**os.environ, **env},
         )  # fmt: skip
         assert done.returncode == 0, done.stderr

@@ -55,7 +55,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., Served]]:
     def start(*flags: str) -> Served:
         grpc_port, http_port = free_port(), free_port()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", new_store(tmp_path / f"s{len(procs)}.duckdb"),
+            [sys.executable, "-m", "otel_agent", "serve", "--db", new_store(tmp_path / f"s{len(procs)}.duckdb"),
              "--grpc-endpoint", f"127.0.0.1:{grpc_port}", "--http-endpoint", f"127.0.0.1:{http_port}",
              "--decode-workers", "0", "--log-level", "warning", *flags],
             cwd=ROOT,

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def otel_agent(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "otel_agent.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=60
+        [sys.executable, "-m", "otel_agent", *args], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
 
 

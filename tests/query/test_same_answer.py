@@ -71,7 +71,7 @@ def otel_agent_sql(sql: str, db: str, fmt: str) -> subprocess.CompletedProcess:
     # A time zone that is not UTC, the same for both runs: TIMESTAMPTZ values print in the reader's zone.
     env = {**os.environ, "TZ": "Asia/Kolkata"}
     return subprocess.run(
-        [sys.executable, "-m", "otel_agent.cli", "sql", sql, "--db", db, "--format", fmt],
+        [sys.executable, "-m", "otel_agent", "sql", sql, "--db", db, "--format", fmt],
         capture_output=True,
         cwd=ROOT,
         env=env,

@@ -31,7 +31,7 @@ def start_serve(db: str, grpc_port: int, http_port: int, log: Path) -> subproces
     its output into ``log``; a new ``db`` is a copy of an empty store (``new_store``)."""
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "otel_agent.cli", "serve", "--db", new_store(db),
+            [sys.executable, "-m", "otel_agent", "serve", "--db", new_store(db),
              "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
              "--http-endpoint", f"127.0.0.1:{http_port}"],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,

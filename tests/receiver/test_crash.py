@@ -25,7 +25,7 @@ def start_receiver(db: str, grpc_port: int, http_port: int, *extra: str) -> subp
     """``otel-agent serve`` as a subprocess, in its own process group (so a test can signal the group); a new
     ``db`` is a copy of an empty store (``new_store``)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--db", new_store(db),
+        [sys.executable, "-m", "otel_agent", "serve", "--db", new_store(db),
          "--grpc-endpoint", f"127.0.0.1:{grpc_port}",
          "--http-endpoint", f"127.0.0.1:{http_port}", "--log-level", "warning", *extra],
         start_new_session=True,

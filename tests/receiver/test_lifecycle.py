@@ -78,7 +78,7 @@ def test_settings_precedence(monkeypatch, tmp_path):
     assert config.db == "./otel_agent.duckdb"  # default
     # The CLI: flag over env over default, through the same table.
     out = subprocess.run(
-        [sys.executable, "-m", "otel_agent.cli", "serve", "--help"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "otel_agent", "serve", "--help"], capture_output=True, text=True, check=True
     ).stdout
     assert "OTEL_AGENT_QUEUE_MAX_BYTES" in out
     assert "--queue-max-bytes" in out

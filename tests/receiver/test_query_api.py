@@ -409,7 +409,7 @@ def test_malformed_query_request(seeded, body, headers, status):
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "otel_agent.cli", "sql", *args],
+        [sys.executable, "-m", "otel_agent", "sql", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

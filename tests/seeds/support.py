@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_agent.instrument as oi
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
 from tests.derived_runs.runs_support import query, write_store
 
 

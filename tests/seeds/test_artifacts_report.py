@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import otel_agent.instrument as oi
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
 from tests.seeds.support import rows, run_cli, store_of
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 import otel_agent.instrument as oi
-from otel_agent.cli.main import cli
+from otel_agent.main import cli
 from tests.conftest import write_tokens_file
 from tests.seeds.support import recording, rows, store_of
 

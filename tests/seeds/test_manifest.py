@@ -208,7 +208,7 @@ def test_manifest_command(store: Path) -> None:
 def test_unknown_run_is_an_error(store: Path) -> None:
     from click.testing import CliRunner
 
-    from otel_agent.cli.main import cli
+    from otel_agent.main import cli
 
     result = CliRunner().invoke(cli, ["manifest", "run_nope", "--db", str(store)])
     assert result.exit_code == 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import otel_agent.instrument as oi
-from otel_agent.server.review_service import write_review
+from otel_agent.read.reviews import write_review
 from otel_agent.store.database import open_store
 from tests.seeds.support import rows, run_cli, store_of
 

@@ -14,7 +14,7 @@ import requests
 
 import otel_agent.instrument as oi
 from otel_agent.instrument import _misuse
-from otel_agent.server.review_service import write_review
+from otel_agent.read.reviews import write_review
 from otel_agent.store.database import open_store
 from tests.conftest import serve_ui
 from tests.seeds.support import rows, run_cli, store_of

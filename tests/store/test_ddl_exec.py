@@ -19,7 +19,7 @@ from otel_agent.fold.lineage import LINEAGE_KEYS_SCHEMA
 from otel_agent.fold.logs import LOGS_SCHEMA
 from otel_agent.fold.metrics import METRIC_POINTS_SCHEMA
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
-from otel_agent.server.review_service import write_review, write_trust
+from otel_agent.read.reviews import write_review, write_trust
 from otel_agent.store.database import open_store, store_cursor
 from otel_agent.store.prices import load_prices
 from otel_agent.store.statements import DDL_FOLDERS, Statement, ddl, queries, statement
@@ -233,7 +233,8 @@ def test_an_incoming_table_is_what_the_writer_registers() -> None:
 
 
 def test_a_parameterised_query_is_prepared_not_run_and_a_broken_one_is_named() -> None:
-    """The console's page queries (store/console/) take parameters: they are bound by PREPARE, not executed."""
+    """A registered query that takes parameters is bound by PREPARE, not executed (the read layer's named queries,
+    read/sql/, are checked the same way by tests/read)."""
     con = duckdb.connect(":memory:")
     try:
         run_every_ddl_file(con, ALL_DDL)

@@ -18,10 +18,10 @@ import pytest
 import requests
 
 from otel_agent import DuckDBSpanExporter
-from otel_agent.console.store import Queries
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
+from otel_agent.read.source import CursorSource
 from otel_agent.store.database import open_store, store_cursor
 from otel_agent.store.maintained import FINGERPRINT_KEY, reads_maintained_runs
 from otel_agent.store.shards import open_read_only
@@ -329,9 +329,9 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     assert_same_run_views(receiver.con, ["run-x", f"{3:032x}", f"{4:032x}", f"{6:032x}", f"{11:032x}"])
     # the console's run page scope copies the context-less record that names run 3's call (an hour around the run)
     with store_cursor(receiver.con) as cur:
-        q = Queries(cur)
+        q = CursorSource(cur)
         q.scope("run_scope", console_run_id=f"{3:032x}")
-        assert q.one("run_summary", run_id=f"{3:032x}")["errors"] == 1
+        assert q.one("run_summary", {"run_id": f"{3:032x}"})["errors"] == 1
 
 
 def serve(db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -339,7 +339,7 @@ def serve(db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
     cmd = [
         sys.executable,
         "-m",
-        "otel_agent.cli",
+        "otel_agent",
         "serve",
         "--db",
         str(db),

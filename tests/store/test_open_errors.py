@@ -16,6 +16,7 @@ import pytest
 
 from otel_agent.errors import OtelAgentError, SchemaVersionError, StoreOpenError
 from otel_agent.store.database import open_store
+from otel_agent.store.shards import open_read_only
 from tests.store.mounts import immutable, remount_read_only, tmpfs
 
 
@@ -97,7 +98,7 @@ def snapshot(path: Path) -> bytes | None:
 
 def sql_command(db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "otel_agent.cli", "sql", "SELECT count(*) FROM spans", "--db", str(db)],
+        [sys.executable, "-m", "otel_agent", "sql", "SELECT count(*) FROM spans", "--db", str(db)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -118,9 +119,9 @@ def test_a_file_that_is_no_store_is_refused_in_one_line(tmp_path: Path, case: st
     make, error, cause = CASES[case]
     path = make(tmp_path)
     before = snapshot(path)
-    for read_only in (False, True):
+    for opener in (open_store, lambda p: open_read_only([str(p)])):
         with pytest.raises(error) as caught:
-            open_store(path, read_only=read_only)
+            opener(path)
         message = str(caught.value)
         assert str(path) in message, message
         assert cause in message, message
@@ -139,7 +140,7 @@ def test_a_read_only_file_is_refused_for_writing_and_read_as_it_is(tmp_path: Pat
         with pytest.raises(StoreOpenError, match="not writable") as caught:
             open_store(path)
         assert str(path) in str(caught.value)
-        con = open_store(path, read_only=True)  # reading needs no write access
+        con = open_read_only([str(path)])  # reading needs no write access
         assert con.execute("SELECT count(*) FROM spans").fetchall() == [(0,)]
         con.close()
         done = sql_command(path)
@@ -160,7 +161,7 @@ def test_a_read_only_file_system_is_refused_for_writing_and_read_as_it_is(tmp_pa
             open_store(new)
         assert str(new) in str(caught.value)
         assert not new.exists()
-        con = open_store(path, read_only=True)
+        con = open_read_only([str(path)])
         assert con.execute("SELECT count(*) FROM spans").fetchall() == [(0,)]
         con.close()
         assert sql_command(path).returncode == 0
@@ -168,7 +169,7 @@ def test_a_read_only_file_system_is_refused_for_writing_and_read_as_it_is(tmp_pa
             [
                 sys.executable,
                 "-m",
-                "otel_agent.cli",
+                "otel_agent",
                 "serve",
                 "--db",
                 str(new),
@@ -187,6 +188,6 @@ def test_a_read_only_file_system_is_refused_for_writing_and_read_as_it_is(tmp_pa
 def test_a_missing_file_is_refused_read_only(tmp_path: Path) -> None:
     path = tmp_path / "nothing.duckdb"
     with pytest.raises(StoreOpenError, match="no such file"):
-        open_store(path, read_only=True)
+        open_read_only([str(path)])
     assert not path.exists()
     assert os.listdir(tmp_path) == []

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from otel_agent.server.review_service import write_trust
+from otel_agent.read.reviews import write_trust
 from otel_agent.store import statements
 from otel_agent.store.database import (
     FINGERPRINT_KEY,
@@ -39,7 +39,7 @@ STALE = "a view of another release"
 
 def sql(query: str, *dbs: Path) -> list[dict]:
     """Rows from the real command: ``otel-agent sql --format json`` (a new process, as a user runs it)."""
-    args = [sys.executable, "-m", "otel_agent.cli", "sql", query, "--format", "json"]
+    args = [sys.executable, "-m", "otel_agent", "sql", query, "--format", "json"]
     for db in dbs:
         args += ["--db", str(db)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=180)

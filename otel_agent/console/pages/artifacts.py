@@ -3,9 +3,8 @@ diff between any two versions (``?a=1&b=2``), the rendered Markdown report of a 
 of the report (``report.md``) and of the run's JSON bundle, and approve / reject of a version
 (``POST /artifacts/{artifact_id}/review``).
 
-Queries: store/console/artifacts_list.sql, artifact_detail.sql, artifact_versions.sql, record_reviews.sql; the
-report comes from otel_agent.export.report (the same text as ``otel-agent export report``). Templates:
-templates/artifacts.html, artifact.html.
+Read: ``read.artifacts`` (artifacts_page, artifact_detail) and ``read.reports.build_report`` (the same text as
+``otel-agent export report``). Templates: templates/artifacts.html, artifact.html.
 """
 
 from __future__ import annotations
@@ -23,6 +22,9 @@ from otel_agent.console.render import q as quote_segment
 from otel_agent.console.reviews import review_action
 from otel_agent.console.security import Viewer
 from otel_agent.errors import NotFoundError
+from otel_agent.read import artifacts as read_artifacts
+from otel_agent.read.artifacts import artifact_detail
+from otel_agent.read.reports import build_report
 
 MAX_DIFF_LINES = 2000
 # CommonMark with raw HTML disabled: HTML in a report is shown as text; markdown-it refuses javascript: and
@@ -57,35 +59,30 @@ def diff_lines(old: str, new: str, old_label: str, new_label: str) -> list[tuple
 
 async def artifacts_page(request: Request, console: Any, viewer: Viewer) -> Response:
     limit, offset = page_args(request)
-    rows = await console.store.load(
-        lambda q: q.rows("artifacts_list", text=text_arg(request, "q"), limit=limit + 1, offset=offset)
-    )
+    text = text_arg(request, "q")
+    rows = await console.store.load(lambda q: read_artifacts.artifacts_page(q, text, limit, offset))
     rows, page = paged(rows, offset, limit)
     return console.html(request, viewer, "artifacts.html", active="artifacts", rows=rows, page=page)
 
 
 async def artifact_page(request: Request, console: Any, viewer: Viewer) -> Response:
-    from otel_agent.export.report import build_report
-
     artifact_id = request.path_params["artifact_id"]
     shown = int_arg(request, "v", 0, 0, 1_000_000)
 
     def load(q: Any) -> dict[str, Any] | None:
-        artifact = q.one("artifact_detail", artifact_id=artifact_id)
-        if artifact is None:
+        detail = artifact_detail(q, artifact_id)
+        if detail is None:
             return None
-        versions = q.rows("artifact_versions", artifact_id=artifact_id)
-        report = None
+        versions = detail.versions
         chosen = next((v for v in versions if v["version"] == shown), None) or (versions[-1] if versions else None)
-        if chosen is not None:
-            report = build_report(q.reader(), chosen["version_id"])
-        reviews = q.rows("record_reviews", ids=[v["version_id"] for v in versions]) if versions else []
-        return {"artifact": artifact, "versions": versions, "report": report, "chosen": chosen, "reviews": reviews}
+        report = build_report(q, chosen["version_id"]) if chosen is not None else None
+        return {"detail": detail, "chosen": chosen, "report": report}
 
     data = await console.store.load(load)
     if data is None:
         raise NotFoundError(f"no artifact {artifact_id!r}")
-    versions = data["versions"]
+    detail = data["detail"]
+    versions = detail.versions
     by_number = {v["version"]: v for v in versions}
     diff = None
     if len(versions) >= 2:
@@ -96,19 +93,17 @@ async def artifact_page(request: Request, console: Any, viewer: Viewer) -> Respo
             diff = {"a": a, "b": b, "lines": diff_lines(va["content"] or "", vb["content"] or "", f"v{a}", f"v{b}")}
     report = data["report"]
     return console.html(
-        request, viewer, "artifact.html", active="artifacts", artifact=data["artifact"], versions=versions,
+        request, viewer, "artifact.html", active="artifacts", artifact=detail.artifact, versions=versions,
         chosen=data["chosen"], report=report, report_html=render_markdown(report.markdown) if report else None,
-        diff=diff, reviews=data["reviews"], action=f"/artifacts/{quote_segment(artifact_id)}/review",
-        reviewed=request.query_params.get("reviewed"),
+        diff=diff, reviews=detail.reviews, action=f"/artifacts/{quote_segment(artifact_id)}/review",
+        reviewed=request.query_params.get("reviewed"), data=data,
     )  # fmt: skip
 
 
 async def report_download(request: Request, console: Any, viewer: Viewer) -> Response:
-    from otel_agent.export.report import build_report
-
     artifact_id = request.path_params["artifact_id"]
     version = int_arg(request, "v", 0, 0, 1_000_000) or None
-    report = await console.store.load(lambda q: build_report(q.reader(), artifact_id, version))
+    report = await console.store.load(lambda q: build_report(q, artifact_id, version))
     return Response(
         report.markdown, media_type="text/markdown; charset=utf-8",
         headers={"Content-Disposition": f'attachment; filename="report-v{report.version}.md"'},

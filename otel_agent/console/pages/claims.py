@@ -2,9 +2,7 @@
 → evidence items → sources, conflicts, review history with the preserved original, and approve / reject /
 annotate on the claim and its evidence, acknowledge / resolve on conflicts (``POST /claims/{claim_id}/review``).
 
-Queries: store/console/claims_list.sql, claims_counts.sql, claim_lineage.sql, claim_conflict_keys.sql (whether
-any conflict names the claim or its evidence: if none, claim_conflicts.sql is not asked), claim_conflicts.sql,
-record_reviews.sql. Templates: templates/claims.html, claim.html.
+Read: ``read.evidence`` (claims_page, claim_counts, claim_detail). Templates: templates/claims.html, claim.html.
 """
 
 from __future__ import annotations
@@ -19,26 +17,19 @@ from otel_agent.console.render import q as quote_segment
 from otel_agent.console.reviews import review_action
 from otel_agent.console.security import Viewer
 from otel_agent.errors import NotFoundError
-
-STATUSES = ("supported", "unverified", "conflicted", "rejected")
+from otel_agent.read import evidence
+from otel_agent.read.evidence import CLAIM_STATUSES as STATUSES
 
 
 async def claims_page(request: Request, console: Any, viewer: Viewer) -> Response:
     limit, offset = page_args(request)
     status = choice_arg(request, "status", STATUSES)
 
+    text, run_id = text_arg(request, "q"), text_arg(request, "run")
+
     def load(q: Any) -> dict[str, Any]:
-        return {
-            "rows": q.rows(
-                "claims_list",
-                status=status,
-                text=text_arg(request, "q"),
-                run_id=text_arg(request, "run"),
-                limit=limit + 1,
-                offset=offset,
-            ),
-            "counts": {r["status"]: r["n"] for r in q.rows("claims_counts")},
-        }
+        rows = evidence.claims_page(q, status=status, text=text, run_id=run_id, limit=limit, offset=offset)
+        return {"rows": rows, "counts": evidence.claim_counts(q)}
 
     data = await console.store.load(load)
     rows, page = paged(data["rows"], offset, limit)
@@ -48,44 +39,16 @@ async def claims_page(request: Request, console: Any, viewer: Viewer) -> Respons
     )  # fmt: skip
 
 
-def _lineage(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Group the lineage paths: one claim, its citations, distinct evidence items and sources."""
-    citations, evidence, sources = {}, {}, {}
-    for r in rows:
-        if r.get("citation_id"):
-            citations[r["citation_id"]] = r
-        if r.get("evidence_id"):
-            evidence.setdefault(r["evidence_id"], r)
-        if r.get("source_id"):
-            sources.setdefault(r["source_id"], r)
-    return {
-        "citations": list(citations.values()),
-        "evidence": list(evidence.values()),
-        "sources": list(sources.values()),
-    }
-
-
 async def claim_page(request: Request, console: Any, viewer: Viewer) -> Response:
     claim_id = request.path_params["claim_id"]
 
-    def load(q: Any) -> dict[str, Any] | None:
-        paths = q.rows("claim_lineage", claim_id=claim_id)
-        if not paths:
-            return None
-        evidence_ids = sorted({p["evidence_id"] for p in paths if p.get("evidence_id")})
-        named = q.one("claim_conflict_keys", ids=[claim_id, *evidence_ids])
-        conflicts = q.rows("claim_conflicts", claim_id=claim_id, evidence_ids=evidence_ids) if named["n"] else []
-        ids = [claim_id, *evidence_ids, *(c["conflict_id"] for c in conflicts)]
-        return {"paths": paths, "conflicts": conflicts, "reviews": q.rows("record_reviews", ids=ids)}
-
-    data = await console.store.load(load, key=("claim", claim_id))
+    data = await console.store.load(lambda q: evidence.claim_detail(q, claim_id), key=("claim", claim_id))
     if data is None:
         raise NotFoundError(f"no claim {claim_id!r}")
-    claim = data["paths"][0]
     return console.html(
-        request, viewer, "claim.html", active="claims", claim=claim, lineage=_lineage(data["paths"]),
-        conflicts=data["conflicts"], reviews=data["reviews"], action=f"/claims/{quote_segment(claim_id)}/review",
-        reviewed=request.query_params.get("reviewed"),
+        request, viewer, "claim.html", active="claims", claim=data.lineage.claim, lineage=data.lineage,
+        conflicts=data.conflicts, reviews=data.reviews, action=f"/claims/{quote_segment(claim_id)}/review",
+        reviewed=request.query_params.get("reviewed"), data=data,
     )  # fmt: skip
 
 

@@ -1,7 +1,6 @@
 """``/context``: context snapshots with budget vs used per block type (bars) and the compressions.
 
-Queries: store/console/context_snapshots.sql, context_allocations.sql, context_compressions.sql. Template:
-templates/context.html.
+Read: ``read.context.context_page``. Template: templates/context.html.
 """
 
 from __future__ import annotations
@@ -13,24 +12,17 @@ from starlette.responses import Response
 
 from otel_agent.console.pages import page_args, paged, text_arg
 from otel_agent.console.security import Viewer
+from otel_agent.read.context import context_page as read_context
 
 
 async def context_page(request: Request, console: Any, viewer: Viewer) -> Response:
     limit, offset = page_args(request, 20, 100)
 
-    def load(q: Any) -> dict[str, Any]:
-        snaps = q.rows("context_snapshots", run_id=text_arg(request, "run"), limit=limit + 1, offset=offset)
-        ids = [s["snapshot_id"] for s in snaps[:limit]]
-        return {
-            "snapshots": snaps,
-            "allocations": q.rows("context_allocations", snapshot_ids=ids) if ids else [],
-            "compressions": q.rows("context_compressions", snapshot_ids=ids) if ids else [],
-        }
-
-    data = await console.store.load(load)
-    snapshots, page = paged(data["snapshots"], offset, limit)
+    run_id = text_arg(request, "run")
+    data = await console.store.load(lambda q: read_context(q, run_id, limit, offset))
+    snapshots, page = paged(data.snapshots, offset, limit)
     for s in snapshots:
-        allocs = [a for a in data["allocations"] if a["snapshot_id"] == s["snapshot_id"]]
+        allocs = s["allocation_rows"]
         top = max(
             [float(a["budget_tokens"] or 0) for a in allocs] + [float(a["used_tokens"] or 0) for a in allocs] + [1]
         )
@@ -40,8 +32,10 @@ async def context_page(request: Request, console: Any, viewer: Viewer) -> Respon
              "over": (a["used_tokens"] or 0) > (a["budget_tokens"] or 0)}
             for a in allocs
         ]  # fmt: skip
-        s["compression_list"] = [c for c in data["compressions"] if c["snapshot_id"] == s["snapshot_id"]]
-    return console.html(request, viewer, "context.html", active="context", snapshots=snapshots, page=page)
+        s["compression_list"] = s["compression_rows"]
+    return console.html(
+        request, viewer, "context.html", active="context", snapshots=snapshots, page=page, data=data.snapshots[:limit]
+    )
 
 
 ROUTES = [("/context", context_page, ["GET"], "query")]

@@ -1,8 +1,7 @@
 """``/memory``: memory proposals (pending first) with approve / reject and a rationale
 (``POST /memory/{proposal_id}/review``), and the active memory items by scope.
 
-Queries: store/console/memory_proposals.sql, memory_items.sql, memory_proposal.sql, record_reviews.sql.
-Template: templates/memory.html.
+Read: ``read.context`` (memory_page, proposal_detail). Templates: templates/memory.html, memory_proposal.html.
 """
 
 from __future__ import annotations
@@ -17,47 +16,36 @@ from otel_agent.console.render import q as quote_segment
 from otel_agent.console.reviews import review_action
 from otel_agent.console.security import Viewer
 from otel_agent.errors import NotFoundError
-
-STATUSES = ("pending", "approved", "rejected")
+from otel_agent.read.context import MEMORY_STATUSES as STATUSES
+from otel_agent.read.context import memory_page as read_memory
+from otel_agent.read.context import proposal_detail
 
 
 async def memory_page(request: Request, console: Any, viewer: Viewer) -> Response:
     limit, offset = page_args(request)
     status = choice_arg(request, "status", STATUSES)
 
-    def load(q: Any) -> dict[str, Any]:
-        return {
-            "proposals": q.rows("memory_proposals", status=status, limit=limit + 1, offset=offset),
-            "items": q.rows("memory_items"),
-        }
-
-    data = await console.store.load(load)
-    proposals, page = paged(data["proposals"], offset, limit)
+    data = await console.store.load(lambda q: read_memory(q, status, limit, offset))
+    proposals, page = paged(data.proposals, offset, limit)
     by_scope: dict[str, list[dict[str, Any]]] = {}
-    for item in data["items"]:
+    for item in data.items:
         for scope in item.get("scopes") or ["(unscoped)"]:
             by_scope.setdefault(scope, []).append(item)
     return console.html(
         request, viewer, "memory.html", active="memory", proposals=proposals, page=page, by_scope=by_scope,
-        statuses=STATUSES, status=status, reviewed=request.query_params.get("reviewed"), reviews=[],
+        statuses=STATUSES, status=status, reviewed=request.query_params.get("reviewed"), reviews=[], data=data,
     )  # fmt: skip
 
 
 async def proposal_page(request: Request, console: Any, viewer: Viewer) -> Response:
     proposal_id = request.path_params["proposal_id"]
 
-    def load(q: Any) -> dict[str, Any] | None:
-        proposal = q.one("memory_proposal", proposal_id=proposal_id)
-        if proposal is None:
-            return None
-        return {"proposal": proposal, "reviews": q.rows("record_reviews", ids=[proposal_id])}
-
-    data = await console.store.load(load)
+    data = await console.store.load(lambda q: proposal_detail(q, proposal_id))
     if data is None:
         raise NotFoundError(f"no memory proposal {proposal_id!r}")
     return console.html(
-        request, viewer, "memory_proposal.html", active="memory", p=data["proposal"], reviews=data["reviews"],
-        reviewed=request.query_params.get("reviewed"),
+        request, viewer, "memory_proposal.html", active="memory", p=data.proposal, reviews=data.reviews,
+        reviewed=request.query_params.get("reviewed"), data=data,
     )  # fmt: skip
 
 

@@ -4,9 +4,9 @@ usage over a chosen time range, with charts. Without ``from`` / ``to`` the page 
 (``DEFAULT_RANGE``) and says so; ``?range=all`` asks for all time (on a large store, seconds: every span that may
 be a call, skill or tool is parsed, once).
 
-Queries: store/console/health_scope.sql (without the maintained state: the spans parsed once for the health
-macros, the window applied before they are; with it the macros read the window's maintained facts),
-providers_health.sql, proxy_health.sql, skills_health.sql, tools_usage.sql. Template: templates/providers.html.
+Read: ``read.health.health`` (with the maintained state the macros read the window's maintained facts; without
+it the spans are parsed once for them, the window applied before they are: read/sql/health_scope.sql). Template:
+templates/providers.html.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from otel_agent.console import charts
 from otel_agent.console.pages import time_arg
 from otel_agent.console.render import fmt_ms, fmt_num
 from otel_agent.console.security import Viewer
-from otel_agent.store.maintained import reads_maintained_runs
+from otel_agent.read.health import health
 
 DEFAULT_RANGE = _dt.timedelta(hours=24)
 """The range shown when the URL names none: bounded, so the page never parses the whole store by default."""
@@ -35,16 +35,8 @@ async def providers_page(request: Request, console: Any, viewer: Viewer) -> Resp
         window["t0"] = _dt.datetime.now(_dt.UTC).replace(tzinfo=None) - DEFAULT_RANGE
 
     def load(q: Any) -> dict[str, Any]:
-        # The proxy table reads the priced run views (columns the health scope does not keep): before the scope.
-        proxy = q.rows("proxy_health", **window)
-        if not reads_maintained_runs(q.cursor):  # else the health views read the maintained facts of the window
-            q.scope("health_scope", console_t0=window["t0"], console_t1=window["t1"])  # all time too: one parse
-        data = {
-            "providers": q.rows("providers_health", **window),
-            "proxy": proxy,
-            "skills": q.rows("skills_health", **window),
-            "tools": q.rows("tools_usage", **window),
-        }
+        found = health(q, window["t0"], window["t1"])
+        data = {"providers": found.providers, "proxy": found.proxy, "skills": found.skills, "tools": found.tools}
         for p in data["providers"]:
             p["label"] = f"{p.get('provider') or '?'}/{p.get('model') or '?'}"
         for t in data["tools"]:
@@ -61,7 +53,7 @@ async def providers_page(request: Request, console: Any, viewer: Viewer) -> Resp
     ]  # fmt: skip
     return console.html(
         request, viewer, "providers.html", active="providers", charts=chart_list,
-        default_range=default, **data,
+        default_range=default, data={"from": window["t0"], "to": window["t1"], **data}, **data,
     )  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """``/sql``: the read-only query API in a text box, results as a table, CSV and JSON downloads. It runs through
-``query.readonly.run_query`` on the console's connection: the same statement check, row cap, time limit and
-locked-down connection as ``POST /v1/query``. The page shows at most ``PAGE_ROWS`` rows; downloads carry up to
-the row cap.
+``read.query.sandboxed`` (``query.readonly.run_query``) on the console's connection: the same statement check,
+row cap, time limit and locked-down connection as ``POST /v1/query``. The page shows at most ``PAGE_ROWS`` rows;
+downloads carry up to the row cap.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from otel_agent.console.security import Viewer
-from otel_agent.query.readonly import run_query
+from otel_agent.read.query import sandboxed
 from otel_agent.server.query_service import to_value
 
 PAGE_ROWS = 500
@@ -34,9 +34,9 @@ async def sql_page(request: Request, console: Any, viewer: Viewer) -> Response:
     fmt = request.query_params.get("format")
     result = None
     if sql.strip():
-        result = await console.store.call(
-            lambda: run_query(
-                console.store.con, sql, max_rows=console.query_max_rows, timeout_s=console.query_timeout_s
+        result = await console.store.load(
+            lambda q: sandboxed(
+                q, sql, max_rows=console.query_max_rows, max_bytes=None, timeout_s=console.query_timeout_s
             )
         )
     if result is not None and fmt == "csv":

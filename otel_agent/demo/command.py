@@ -1,4 +1,4 @@
-"""Commands: otel-agent demo (issue 3). Each command imports its heavy modules inside its body (see cli/main.py)."""
+"""Command: otel-agent demo (issue 3). It imports its heavy modules inside its body (see otel_agent/main.py)."""
 
 from __future__ import annotations
 

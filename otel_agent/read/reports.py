@@ -1,4 +1,6 @@
-"""The Markdown report of an artifact version, with citations injected after each claim.
+"""The Markdown report of an artifact version, with citations injected after each claim: a document the read
+layer assembles from an artifact version and the lineage of its claims, the same text for ``otel-agent export
+report``, the console's artifact page and its download.
 
 The version's content is the report as the agent wrote it. Each claim bound to the version
 (``claims.artifact_version_id``) is looked up in that text; right after it come markers for the evidence that
@@ -18,17 +20,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from otel_agent.errors import NotFoundError
-from otel_agent.export.reader import Reader
+from otel_agent.read.artifacts import artifact_row, resolve_version, version_lineage
+from otel_agent.read.source import Source
 
 CitationStyle = Literal["inline", "numbered"]
 CITATION_STYLES: tuple[CitationStyle, ...] = ("inline", "numbered")
-
-LINEAGE_SQL = """
-SELECT l.*, cs.why AS claim_why
-FROM claim_lineage l JOIN claim_support cs USING (claim_id)
-WHERE l.artifact_version_id = ?
-"""
 
 
 @dataclass
@@ -51,34 +47,6 @@ class _Claim:
     status: str
     why: str
     paths: list[dict[str, Any]]
-
-
-def resolve_version(reader: Reader, ident: str, version: int | None = None) -> dict[str, Any]:
-    """The artifact version named by a version id, or by an artifact id (+ optional version number; default
-    the latest approved version, else the latest)."""
-    row = reader.one("SELECT * FROM artifact_versions WHERE version_id = ?", [ident], order_by="version_id")
-    if row is not None:
-        if version is not None and row["version"] != version:
-            raise NotFoundError(f"{ident} is version {row['version']} of {row['artifact_id']}, not version {version}")
-        return row
-    artifact = reader.one("SELECT * FROM artifacts WHERE artifact_id = ?", [ident], order_by="artifact_id")
-    if artifact is None:
-        raise NotFoundError(f"no artifact or artifact version with id {ident!r}")
-    if version is not None:
-        row = reader.one(
-            "SELECT * FROM artifact_versions WHERE artifact_id = ? AND version = ?",
-            [ident, version],
-            order_by="version_id",
-        )
-        if row is None:
-            raise NotFoundError(f"artifact {ident} has no version {version} (it has {artifact['versions']})")
-        return row
-    chosen = artifact["latest_approved_version_id"] or artifact["latest_version_id"]
-    if chosen is None:
-        raise NotFoundError(f"artifact {ident} has no version")
-    row = reader.one("SELECT * FROM artifact_versions WHERE version_id = ?", [chosen], order_by="version_id")
-    assert row is not None
-    return row
 
 
 def _one_line(text: str | None, limit: int = 300) -> str:
@@ -196,13 +164,15 @@ def _reference(n: int | str, p: dict[str, Any]) -> str:
     return " — ".join(parts) + " · " + " · ".join(facts)
 
 
-def build_report(reader: Reader, ident: str, version: int | None = None, citations: CitationStyle = "inline") -> Report:
+def build_report(src: Source, ident: str, version: int | None = None, citations: CitationStyle = "inline") -> Report:
+    """The report of the version ``ident`` names (``read.artifacts.resolve_version``), as ``otel-agent export
+    report``, the console's artifact page and its download show it."""
     if citations not in CITATION_STYLES:
         raise ValueError(f"citations must be one of {', '.join(CITATION_STYLES)}, got {citations!r}")
-    v = resolve_version(reader, ident, version)
-    artifact = reader.one("SELECT * FROM artifacts WHERE artifact_id = ?", [v["artifact_id"]], order_by="artifact_id")
+    v = resolve_version(src, ident, version)
+    artifact = artifact_row(src, v["artifact_id"])
     artifact = artifact or {"name": None, "type": None, "run_id": v["run_id"], "versions": v["version"]}
-    paths = reader.rows(LINEAGE_SQL, [v["version_id"]], order_by="claim_id, citation_id NULLS FIRST")
+    paths = version_lineage(src, v["version_id"])
     claims = _claims(paths)
     numbering = _Numbering(citations)
     content = v["content"] or ""

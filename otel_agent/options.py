@@ -1,13 +1,17 @@
-"""Shared click option decorators (one definition per option, reused by every command)."""
+"""Shared click option decorators of every ``otel-agent`` command, whichever face defines it (the CLI's reading
+commands, ``ui``, ``mcp``, ``export``, ``demo``): one definition per option. Where a command reads is one
+argument, ``where`` (``read.stores.Where``: files, shards, archive, receiver, token), never a context variable."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from otel_agent.config import DEFAULT_DB, SETTINGS, Setting
+from otel_agent.read.stores import Where
 
 F = Callable[..., Any]
 
@@ -89,19 +93,11 @@ max_rows_option = click.option(
 )
 
 
-def _use_archive(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    from otel_agent.lifecycle.reading import use_archive
-
-    ctx.call_on_close(use_archive(value))
-
-
 archive_option = click.option(
     "--archive",
     envvar="OTEL_AGENT_ARCHIVE",
     show_envvar=True,
     default=None,
-    expose_value=False,
-    callback=_use_archive,
     help="Parquet archive (directory, relative to the working directory or absolute, or s3:// URI) to read with "
     "the store(s): raw tables become live ∪ archive.",
 )
@@ -146,16 +142,26 @@ def limit_option(default: int, what: str) -> Callable[[F], F]:
     )
 
 
+def where_options(fn: F) -> F:
+    """--db (repeatable), --receiver, --token and --archive, handed to the command as one ``where`` argument."""
+
+    @functools.wraps(fn)
+    def command(
+        *args: Any, db: tuple[str, ...], receiver: str | None, token: str | None, archive: str | None, **kwargs: Any
+    ) -> Any:
+        return fn(*args, where=Where(tuple(db or ()), receiver, token, archive), **kwargs)
+
+    for option in reversed((db_option(multiple=True), receiver_option, token_option, archive_option)):
+        command = option(command)
+    return command  # type: ignore[return-value]
+
+
 def reading_options(fn: F) -> F:
-    """What every reading command takes: --db (repeatable), --receiver, --token, --format, --wide, --columns,
-    --max-rows, --archive."""
-    options = (
-        db_option(multiple=True), receiver_option, token_option, format_option, wide_option, columns_option,
-        max_rows_option, archive_option,
-    )  # fmt: skip
-    for option in reversed(options):
+    """What every reading command takes: ``where`` (--db, --receiver, --token, --archive), --format, --wide,
+    --columns, --max-rows."""
+    for option in reversed((format_option, wide_option, columns_option, max_rows_option)):
         fn = option(fn)
-    return fn
+    return where_options(fn)
 
 
 # A UTC time on the command line (--at, --since, --until): ISO 8601 without a zone, or with a trailing Z.

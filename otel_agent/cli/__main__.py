@@ -1,3 +1,0 @@
-from otel_agent.cli.main import cli
-
-cli()

@@ -1,0 +1,95 @@
+"""Spans and traces: one span's details (attributes, events, links, how the run views read it, captured
+input and output), a trace's tree (run spans of every run in it, and the spans no run placed), and spans found
+by an attribute's value. Reads ``spans``, ``span_events``, ``span_links`` (docs/schema.md) and the run views.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_agent.read.runs import run_spans
+from otel_agent.read.source import Source, Table
+
+CONTENT_KEYS = {
+    "input": ("gen_ai.input.messages", "gen_ai.system_instructions", "input.value", "gen_ai.prompt",
+              "llm.input_messages", "otel_agent.tool.input", "gen_ai.tool.call.arguments"),
+    "output": ("gen_ai.output.messages", "output.value", "gen_ai.completion", "llm.output_messages",
+               "otel_agent.tool.output", "gen_ai.tool.call.result"),
+}  # fmt: skip
+"""Attributes that carry captured content (only stored when the instrumentation captures it)."""
+
+
+@dataclass
+class SpanDetail:
+    """One span: its stored row (``span``), how the run views read it (``classified``), its ``events`` and
+    ``links``, its ``attributes`` parsed, and captured ``content`` by side (input/output: (key, text) pairs)."""
+
+    span: dict[str, Any]
+    classified: dict[str, Any] | None
+    events: list[dict[str, Any]]
+    links: list[dict[str, Any]]
+    attributes: dict[str, Any] = field(default_factory=dict)
+    content: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+
+
+def trace_runs(src: Source, trace_id: str) -> list[str]:
+    """The runs a trace's spans belong to, earliest first (else the trace id itself: a third-party run)."""
+    return [r["run_id"] for r in src.rows("trace_runs", {"trace_id": trace_id})]
+
+
+def span_detail(src: Source, trace_id: str, span_id: str) -> SpanDetail | None:
+    span = src.one("span_detail", {"trace_id": trace_id, "span_id": span_id})
+    if span is None:
+        return None
+    run_id = span.get("run_id") or next(iter(trace_runs(src, trace_id)), trace_id)
+    try:
+        attrs = json.loads(span["attributes"] or "{}")
+    except ValueError:
+        attrs = {}
+    attrs = attrs if isinstance(attrs, dict) else {}
+    content: dict[str, list[tuple[str, str]]] = {"input": [], "output": []}
+    for side, keys in CONTENT_KEYS.items():
+        for key in attrs:
+            if key in keys or any(key.startswith(k + ".") for k in keys):
+                value = attrs[key]
+                content[side].append((key, value if isinstance(value, str) else json.dumps(value, indent=2)))
+    ids = {"trace_id": trace_id, "span_id": span_id}
+    return SpanDetail(
+        span,
+        src.one("span_classified", {"run_id": run_id, **ids}),
+        src.rows("span_events", ids),
+        src.rows("span_links", ids),
+        attrs,
+        content,
+    )
+
+
+@dataclass
+class TraceDetail:
+    """A trace's spans for a tree (run spans of each run in it, then raw spans no run placed; ``limit`` + 1
+    when more exist), its handoff ``links`` and the runs it holds."""
+
+    trace_id: str
+    spans: list[dict[str, Any]]
+    links: list[dict[str, Any]]
+    run_ids: list[str]
+
+
+def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
+    rows: list[dict[str, Any]] = []
+    for run_id in trace_runs(src, trace_id):
+        rows += run_spans(src, run_id, trace_id, limit + 1).dicts()
+    placed = {r["span_id"] for r in rows}
+    raw = src.rows("trace_raw_spans", {"trace_id": trace_id, "limit": limit + 1}, max_rows=limit + 1)
+    rows += [r for r in raw if r["span_id"] not in placed]
+    rows.sort(key=lambda r: (r["start_ns"] or 0, -(r["end_ns"] or 0), r["span_id"]))
+    links = src.rows("handoff_links", {"trace_ids": [trace_id]}) if rows else []
+    return TraceDetail(trace_id, rows, links, sorted({r["run_id"] for r in rows if r.get("run_id")}))
+
+
+def find_spans(src: Source, key: str, value: str | None, limit: int = 50) -> Table:
+    """Spans whose attribute ``key`` is ``value`` as text (None: spans that carry the attribute at all), newest
+    first, one row per span (its latest copy)."""
+    return src.table("spans_by_attribute", {"key": key, "value": value, "limit": limit}, max_rows=limit)
