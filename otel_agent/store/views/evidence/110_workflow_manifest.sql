@@ -1,7 +1,8 @@
 -- The workflow manifest and its business timeline (seed 001's workflow_manifest.json; issue 15 item 4;
 -- docs/views-evidence.md). Both read what the other views already derive — runs, steps, guard and verifier
 -- results (ours and third-party: a GenAI apply_guardrail or OpenInference GUARDRAIL span is a gate result),
--- decisions with their human verdicts (not the guardrail rows of `decisions`: those are the guard results already), repairs, artifacts, evidence, authorizations, recoveries, receipts —
+-- decisions with their human verdicts (not the guardrail rows of `decisions`: those are guard results already),
+-- repairs, artifacts, evidence, authorizations, recoveries, receipts —
 -- so a rule lives in one place. Event names follow seed 000 where it names them (step.started, step.succeeded,
 -- proxy_fallback, guard.blocked, evidence.added, artifact.created).
 
