@@ -34,19 +34,40 @@ WITH raw AS (
 --   decided on a tool call the model proposed before it ran. The model's proposal is the call ('allow'); the
 --   effective decision is gen_ai.tool.call.decision.outcome (allow / deny / require_approval). Keyed by
 --   gen_ai.tool.call.id when given (a re-delivered record counts once), else by the event itself.
--- * guardrail results (third-party apply_guardrail / run_guardrail, OpenInference GUARDRAIL spans, with their
---   gen_ai.guardrail.* verdict, classified_spans): the gate on the model's input or output. The effective
---   decision maps the verdict (blocked → deny, passed → allow, anything else as given); the provider's own verdict
---   is kept as it came (provider_verdict).
+-- * guardrail results (third-party spans with the provider's gen_ai.guardrail.verdict.type on them): the gate on
+--   the model's input or output. The effective decision maps the verdict (deny / block / reject → deny, allow /
+--   pass → allow, anything else as given); the provider's own verdict is kept as it came (provider_verdict). The
+--   workflow manifest, timeline and metrics already show them as guards: they count decisions of the other sources.
+-- Read from the raw rows (no classification of the store: decisions stays cheap).
 tool_call_events AS (
-    SELECT trace_id, span_id, time AS decided_at, service_name, attributes, 'log' AS src, content_hash AS k
+    SELECT trace_id, span_id, time AS decided_at, service_name, attributes, content_hash AS k
     FROM logs
     WHERE event_name = 'gen_ai.tool.call.decision'
     QUALIFY row_number() OVER (PARTITION BY time, content_hash ORDER BY received_at) = 1
     UNION ALL
-    SELECT e.trace_id, e.span_id, e.time, NULL, e.attributes, 'event', CAST(e.event_index AS VARCHAR)
+    SELECT e.trace_id, e.span_id, e.time, NULL, e.attributes, CAST(e.event_index AS VARCHAR)
     FROM span_events AS e
     WHERE e.name = 'gen_ai.tool.call.decision'
+),
+-- third-party guard spans with the provider's own verdict on the span (not our guard records)
+guard_spans AS (
+    SELECT trace_id, span_id, start_time, service_name, attributes
+    FROM spans
+    WHERE record_kind IS NULL AND contains(CAST(attributes AS VARCHAR), '"gen_ai.guardrail.verdict.type"')
+    QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
+),
+-- the run of a third-party record, without classifying the store: the run id of its span, else the earliest run
+-- id of its trace (a span of ours around it), else its trace id (as classified_spans says for third-party spans;
+-- the typed run_id column, promoted at fold time, is what is read)
+third_party_traces AS (
+    SELECT DISTINCT trace_id FROM tool_call_events WHERE oa_text(trace_id) IS NOT NULL
+    UNION SELECT trace_id FROM guard_spans
+),
+trace_run AS (
+    SELECT s.trace_id, arg_min(s.run_id, s.start_time) AS run_id
+    FROM spans AS s
+    WHERE s.trace_id IN (SELECT trace_id FROM third_party_traces) AND oa_text(s.run_id) IS NOT NULL
+    GROUP BY s.trace_id
 ),
 tool_call_decisions AS (
     SELECT
@@ -59,26 +80,31 @@ tool_call_decisions AS (
         lower(oa_text(t.attributes->>'gen_ai.tool.call.decision.outcome')) AS effective_decision,
         oa_text(coalesce(t.attributes->>'gen_ai.tool.call.decision.reason', t.attributes->>'error.type')) AS reason,
         lower(oa_text(t.attributes->>'gen_ai.tool.call.decision.outcome')) AS provider_verdict,
-        oa_text(t.trace_id) AS trace_id, oa_text(t.span_id) AS span_id,
-        coalesce(t.service_name, c.service_name) AS service_name, c.run_id, c.step_id, t.decided_at
+        oa_text(t.trace_id) AS trace_id, oa_text(t.span_id) AS span_id, t.service_name,
+        CASE WHEN oa_text(t.trace_id) IS NOT NULL THEN coalesce(r.run_id, t.trace_id) END AS run_id,
+        NULL::VARCHAR AS step_id, t.decided_at
     FROM tool_call_events AS t
-    LEFT JOIN classified_spans AS c ON c.trace_id = t.trace_id AND c.span_id = t.span_id
+    LEFT JOIN trace_run AS r ON r.trace_id = t.trace_id
     WHERE oa_text(t.attributes->>'gen_ai.tool.call.decision.outcome') IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY t.decided_at, t.trace_id, t.span_id) = 1
 ),
 guardrail_decisions AS (
     SELECT
-        'guardrail:' || trace_id || ':' || span_id AS decision_id,
-        'guardrail ' || coalesce(guard_name, '?') AS name,
+        'guardrail:' || g.trace_id || ':' || g.span_id AS decision_id,
+        'guardrail ' || coalesce(oa_text(g.attributes->>'gen_ai.guardrail.name'),
+                                 oa_text(g.attributes->>'gen_ai.guardrail.component.name'), '?') AS name,
         'allow' AS model_decision,
-        guard_target_id AS model_action,
-        CASE guard_outcome WHEN 'blocked' THEN 'deny' WHEN 'passed' THEN 'allow' ELSE guard_outcome END
-            AS effective_decision,
-        guard_reason AS reason,
-        guard_outcome AS provider_verdict,
-        trace_id, span_id, service_name, run_id, step_id, start_time AS decided_at
-    FROM classified_spans
-    WHERE category = 'guard_result' AND record_kind IS NULL AND guard_outcome IS NOT NULL
+        oa_text(g.attributes->>'gen_ai.guardrail.target.id') AS model_action,
+        CASE oa_guardrail_outcome(oa_text(g.attributes->>'gen_ai.guardrail.verdict.type'))
+            WHEN 'blocked' THEN 'deny' WHEN 'passed' THEN 'allow'
+            ELSE oa_guardrail_outcome(oa_text(g.attributes->>'gen_ai.guardrail.verdict.type'))
+        END AS effective_decision,
+        oa_text(g.attributes->>'gen_ai.guardrail.verdict.reason') AS reason,
+        oa_text(g.attributes->>'gen_ai.guardrail.verdict.type') AS provider_verdict,
+        g.trace_id, g.span_id, g.service_name, coalesce(r.run_id, g.trace_id) AS run_id, NULL::VARCHAR AS step_id,
+        g.start_time AS decided_at
+    FROM guard_spans AS g
+    LEFT JOIN trace_run AS r ON r.trace_id = g.trace_id
 ),
 third_party AS (
     SELECT *, 'gen_ai.tool.call.decision' AS source FROM tool_call_decisions
@@ -101,13 +127,13 @@ SELECT decision_id, name, model_decision, model_action, effective_decision, effe
        emitted_mismatch,
        coalesce(review_required, model_decision IS DISTINCT FROM effective_decision) AS review_required,
        reason, evidence_refs, iteration, run_id, step_id, trace_id, span_id, service_name, raw.decided_at,
-       raw.source, raw.provider_verdict,
        -- the human's answer to a human_review decision (reviews of kind 'decision', append-only; issue 15)
        CASE r.status WHEN 'approved' THEN 'approve' WHEN 'rejected' THEN 'reject' END AS human_verdict,
        r.decided_by AS human_reviewer,
        r.decided_at AS human_reviewed_at,
        r.decision_reason AS human_reason,
-       coalesce(r.annotations, 0) AS human_annotations
+       coalesce(r.annotations, 0) AS human_annotations,
+       raw.source, raw.provider_verdict
 FROM all_decisions AS raw
 LEFT JOIN review_status r ON r.target_kind = 'decision' AND r.target_id = raw.decision_id;
 

@@ -1,13 +1,15 @@
 -- The workflow manifest and its business timeline (seed 001's workflow_manifest.json; issue 15 item 4;
 -- docs/views-evidence.md). Both read what the other views already derive — runs, steps, guard and verifier
 -- results (ours and third-party: a GenAI apply_guardrail or OpenInference GUARDRAIL span is a gate result),
--- decisions with their human verdicts, repairs, artifacts, evidence, authorizations, recoveries, receipts —
+-- decisions with their human verdicts (not the guardrail rows of `decisions`: those are guard results already),
+-- repairs, artifacts, evidence, authorizations, recoveries, receipts —
 -- so a rule lives in one place. Event names follow seed 000 where it names them (step.started, step.succeeded,
 -- proxy_fallback, guard.blocked, evidence.added, artifact.created).
 
 CREATE OR REPLACE MACRO business_timeline_for_run(rid) AS TABLE
 WITH run_records AS (  -- what a review may target, with its run
-    SELECT 'decision' AS kind, decision_id AS id, run_id FROM decisions WHERE rid IS NULL OR run_id = rid
+    SELECT 'decision' AS kind, decision_id AS id, run_id
+    FROM decisions WHERE (rid IS NULL OR run_id = rid) AND source <> 'guardrail'  -- guardrails: guard events
     UNION ALL
     SELECT 'artifact_version', version_id, run_id FROM artifact_versions WHERE rid IS NULL OR run_id = rid
     UNION ALL
@@ -27,7 +29,7 @@ rows AS (
                      'expected ' || expected_action) AS policy_gate,
            concat_ws(' ', effective_decision, effective_action) AS effective,
            step_id, trace_id, span_id
-    FROM decisions WHERE rid IS NULL OR run_id = rid
+    FROM decisions WHERE (rid IS NULL OR run_id = rid) AND source <> 'guardrail'
     UNION ALL BY NAME
     -- human reviews of the run's decisions, artifact versions and claims (the reviews table, append-only)
     SELECT rr.run_id, CAST(timezone('UTC', v.reviewed_at) AS TIMESTAMP_NS) AS time, 7.0 AS ord,
@@ -131,7 +133,7 @@ st AS (
 iterations AS (
     SELECT run_id, max(iteration) AS iteration FROM (
         SELECT run_id, iteration FROM cs
-        UNION ALL SELECT run_id, iteration FROM decisions WHERE rid IS NULL OR run_id = rid
+        UNION ALL SELECT run_id, iteration FROM decisions WHERE (rid IS NULL OR run_id = rid) AND source <> 'guardrail'
         UNION ALL SELECT run_id, iteration FROM repairs WHERE rid IS NULL OR run_id = rid
         UNION ALL SELECT run_id, iteration FROM badcases WHERE rid IS NULL OR run_id = rid
     ) GROUP BY run_id
@@ -151,7 +153,7 @@ dec AS (
            arg_max({'id': decision_id, 'effective': effective_decision, 'verdict': human_verdict,
                     'reviewer': human_reviewer},
                    (decided_at, decision_id)) AS last
-    FROM decisions WHERE rid IS NULL OR run_id = rid GROUP BY run_id
+    FROM decisions WHERE (rid IS NULL OR run_id = rid) AND source <> 'guardrail' GROUP BY run_id
 ),
 counts AS (
     SELECT run_id, sum(repairs) AS repairs, sum(recoveries) AS recoveries, sum(badcases) AS badcases FROM (
