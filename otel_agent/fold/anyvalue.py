@@ -18,7 +18,7 @@ an ``AnyValue`` are refused the same way. protobuf itself refuses messages neste
 parsing (upb's limit, and ``json_format``'s for OTLP/JSON); a key-value list level is three messages deep, so
 that limit alone would refuse key-value lists nested 30 to 32 deep depending on where the value sits (an
 exemplar's attributes are the deepest place). ``MAX_DEPTH`` is below it everywhere: one limit for every value,
-in both encodings (tests/receiver/test_malformed.py checks the deepest place).
+in both encodings (tests/server/test_malformed.py checks the deepest place).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ a record of ours or a retrieval span, the promoted record columns, lineage keys 
 the same ``promote`` and ``lookups.SpanLookups`` as ``traces.fold_traces``, on the span's attributes read back
 from their JSON text.
 
-``OTEL_AGENT_NATIVE_FOLD=off`` forces the Python fold (``enabled``); tests/receiver/test_native_fold.py feeds
+``OTEL_AGENT_NATIVE_FOLD=off`` forces the Python fold (``enabled``); tests/fold/test_native_fold.py feeds
 the same requests through both and compares the tables.
 """
 

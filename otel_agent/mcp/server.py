@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import duckdb
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
@@ -69,11 +70,14 @@ def build_server(backend: Backend) -> MCPServer:
     )
 
     def read(fn: Callable[[Any], T]) -> T:
+        """``fn(source)`` for one tool call; a refusal or a store error is the tool's error, in one line."""
         try:
             with backend.reading() as src:
                 return fn(src)
         except OtelAgentError as exc:
             raise ToolError(str(exc)) from exc
+        except duckdb.Error as exc:
+            raise ToolError(" ".join(str(exc).split())[:500]) from exc
 
     @server.tool(annotations=READ_ONLY)
     def search_runs(

@@ -11,7 +11,7 @@ import grpc
 
 from tests.conftest import free_port
 from tests.otlp_builders import span_request
-from tests.receiver.test_clean_stop import start_serve
+from tests.server.test_clean_stop import start_serve
 
 TRACE_EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")

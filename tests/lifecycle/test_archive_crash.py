@@ -21,7 +21,7 @@ from otel_agent.query.client import query_receiver
 from tests.conftest import free_port
 from tests.lifecycle.support import TRACE_EXPORT, healthz, hours_ago, spans_at
 from tests.otlp_builders import span_request
-from tests.receiver.test_crash import start_receiver
+from tests.server.test_crash import start_receiver
 
 OLD_HOURS = (6, 5, 4, 3)
 

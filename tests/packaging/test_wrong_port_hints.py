@@ -17,7 +17,7 @@ import requests
 
 from tests.cli.test_serve_output import LOG_LINE
 from tests.conftest import free_port
-from tests.receiver.test_clean_stop import start_serve
+from tests.server.test_clean_stop import start_serve
 
 SEND = """
 import sys

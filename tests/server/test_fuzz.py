@@ -55,7 +55,7 @@ from otel_agent.api.v1 import query_pb2, review_pb2
 from otel_agent.fold.anyvalue import MAX_DEPTH
 from tests.conftest import rows
 from tests.otlp_builders import T0, any_value, kvs, resource_scope
-from tests.receiver.test_malformed import field, nested_value
+from tests.server.test_malformed import field, nested_value
 
 SEED = int(os.environ.get("OTEL_AGENT_FUZZ_SEED", "20261201"))
 BUDGET_S = float(os.environ.get("OTEL_AGENT_FUZZ_SECONDS", "35"))

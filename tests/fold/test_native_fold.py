@@ -32,8 +32,8 @@ from otel_agent.fold import native
 from otel_agent.fold.decode import JSON, PROTOBUF, decode_payload
 from otel_agent.fold.redact import Action, Redactor, Rule, load_rules
 from tests.otlp_builders import T0, kvs, span_request
-from tests.receiver.test_fuzz import mutate_bytes, mutate_json, mutate_message, otlp_json, trace_seed
-from tests.receiver.test_malformed import field, nested_value, varint
+from tests.server.test_fuzz import mutate_bytes, mutate_json, mutate_message, otlp_json, trace_seed
+from tests.server.test_malformed import field, nested_value, varint
 from tests.tools import missing_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))

@@ -26,7 +26,7 @@ from otel_agent.server.receiver import Receiver
 from tests.conftest import free_port, rows, wait_until
 from tests.lifecycle.support import healthz
 from tests.otlp_builders import post_traces, span_request
-from tests.receiver.test_crash import receiver_under_load, start_receiver, stored_span_ids
+from tests.server.test_crash import receiver_under_load, start_receiver, stored_span_ids
 
 
 def listening(port: int) -> bool:

@@ -24,7 +24,7 @@ import requests
 
 from tests.conftest import free_port, wait_until, write_tokens_file
 from tests.otlp_builders import span_request
-from tests.receiver.test_crash import TRACE_EXPORT, start_receiver
+from tests.server.test_crash import TRACE_EXPORT, start_receiver
 
 TOKEN = "gate-s3cret"
 MiB = 1024 * 1024

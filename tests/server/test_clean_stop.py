@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from tests.conftest import free_port, new_store
-from tests.receiver.test_crash import AckedLoad, stored_span_ids
+from tests.server.test_crash import AckedLoad, stored_span_ids
 
 STOPS = {
     "sigterm-to-the-group": lambda pid: os.killpg(pid, signal.SIGTERM),
