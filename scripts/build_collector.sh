@@ -51,16 +51,23 @@ log() { echo "build_collector: $*" >&2; }
 
 # The build is long (empty Go caches: ~8 minutes of 2 idle cores; 40 minutes on a machine at load 15) and go's own
 # output is ~500 `go: downloading` lines: that output goes to a log file, and a progress line every few seconds
-# on stderr says which step runs, for how long, and how many modules were fetched so far.
+# on stderr says which step runs, for how long, and how many modules were fetched so far. The count is of the
+# module archives that arrived in Go's module cache since the step began: the builder fetches most of them with
+# `go mod download`, which prints nothing, so counting `go: downloading` lines said 0 while 600 MB arrived.
 ticker=""
+module_archives() {  # how many module .zip files Go's module cache holds
+  local cache
+  cache="$(go env GOMODCACHE 2>/dev/null)/cache/download"
+  if [[ -d "$cache" ]]; then find "$cache" -name '*.zip' -type f 2>/dev/null | wc -l; else echo 0; fi
+}
 start_progress() {  # start_progress WHAT [LOG]
-  local what=$1 log_file=${2:-} began
+  local what=$1 log_file=${2:-} began before
   began=$(date +%s)
+  before=$(module_archives)
   ( while sleep "${OTEL_AGENT_COLLECTOR_PROGRESS_S:-15}"; do
-      detail=""
+      fetched=$(( $(module_archives) - before ))
+      detail=", $fetched modules downloaded"
       if [[ -n "$log_file" && -f "$log_file" ]]; then
-        fetched=$(grep -c '^go: downloading' "$log_file" || true)
-        detail=", $fetched modules downloaded"
         # the builder's own log lines name its steps
         grep -q 'Getting go modules' "$log_file" && detail=", fetching modules: $fetched downloaded"
         grep -q 'Compiling' "$log_file" && detail=", compiling ($fetched modules downloaded)"
