@@ -13,8 +13,10 @@ from tests.lifecycle.test_archive import wait_deleted
 
 def test_query_api_and_console_read_live_and_archive(make_receiver, tmp_path) -> None:
     r = make_receiver(retention="1h", archive=str(tmp_path / "archive"))
-    old = spans_at(hours_ago(50), 300, "day-before") + spans_at(hours_ago(5), 200, "old")  # two date= partitions
-    recent = spans_at(hours_ago(0.1), 40, "recent")
+    call = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o"}
+    # each span a model call of its own trace: a run (a trace of bookkeeping alone is none, docs/views-runs.md)
+    old = spans_at(hours_ago(50), 300, "day-before", call) + spans_at(hours_ago(5), 200, "old", call)  # two days
+    recent = spans_at(hours_ago(0.1), 40, "recent", call)
     send(r.grpc_address, old + recent)
     wait_deleted(r, len(old))
     assert rows(r, "SELECT count(*) FROM spans") == [(40,)]  # the live store keeps only the recent ones

@@ -35,8 +35,9 @@ def test_archive_to_s3_and_read_back(make_receiver, s3_endpoint) -> None:
     uri = f"s3://lake/otel?endpoint_override={s3_endpoint}&scheme=http&region=us-east-1"
     r = make_receiver(retention="1h", archive=uri)
     t = hours_ago(3)
-    sent = spans_at(t, 400, "s3-")
-    send(r.grpc_address, sent + spans_at(hours_ago(0.1), 10, "recent"))
+    call = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o"}
+    sent = spans_at(t, 400, "s3-", call)  # each a model call of its own trace: a run
+    send(r.grpc_address, sent + spans_at(hours_ago(0.1), 10, "recent", call))
     deadline = time.monotonic() + 60
     while (report := healthz(r.http_address)["lifecycle"])["rows_deleted"].get("spans", 0) < 400:
         assert time.monotonic() < deadline, report
