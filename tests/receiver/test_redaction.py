@@ -263,6 +263,27 @@ def test_a_key_decided_once_is_redacted_in_every_later_request(make_receiver, ru
     assert "example.com" not in all_stored_text(receiver)
 
 
+def test_a_hashed_map_hashes_the_same_whatever_the_order_of_its_keys(make_receiver, rules_file):
+    """A hashed value that is a map (an OTLP kvlist) is hashed as its JSON text with the keys sorted
+    (docs/settings.md): two senders that write the same map in another order store the same digest, so the
+    digest still joins (``sort_keys`` dropped from ``Redactor.apply`` survived every other test, issue 37)."""
+    receiver = make_receiver(redaction_rules=rules_file)
+    value = {"name": "alice", "aliases": ["al", "ali"], "domain": "example.com"}
+    reordered = dict(reversed(value.items()))
+    assert list(value) != sorted(value)  # neither order is the sorted one
+    assert list(reordered) != sorted(reordered)
+    request = span_request(
+        [
+            {"name": "first", "attributes": {"user.email": value}},
+            {"name": "second", "attributes": {"user.email": reordered}},
+        ]
+    )
+    assert post_traces(receiver.http_address, request).status_code == 200
+    digests = rows(receiver, "SELECT attributes->>'user.email' FROM spans ORDER BY name")
+    digest = "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+    assert digests == [(digest,), (digest,)]
+
+
 def test_no_default_redaction_keeps_credentials(make_receiver):
     receiver = make_receiver(no_default_redaction=True)
     send(receiver)
