@@ -374,7 +374,7 @@ def test_non_loopback_without_tokens_file_refused(make_receiver, endpoints, tmp_
     monkeypatch.delenv("OTEL_AGENT_TOKENS_FILE", raising=False)
     monkeypatch.delenv("OTEL_AGENT_INSECURE", raising=False)
     with pytest.raises(ConfigError) as info:
-        make_receiver(**endpoints)
+        make_receiver(first_open=True, **endpoints)  # a store the receiver would create, not a copied one
     message = str(info.value)
     assert "0.0.0.0:0 is not a loopback address" in message
     assert "--tokens-file" in message
