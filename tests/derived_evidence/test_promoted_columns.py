@@ -51,6 +51,11 @@ def test_values_of_other_types_and_redaction(tmp_path) -> None:
                 {"name": "n2", "attributes": {"otel_agent.record.kind": "citation", "otel_agent.citation.id": True,
                                               "otel_agent.citation.claim_id": "c-1"}},
                 {"name": "n3", "attributes": {"gen_ai.request.model": "gpt-4o"}},
+                # a record kind without an id of its own still has its run id promoted; an object value is
+                # promoted as attributes->> reads it, keys sorted (mutmut survivors of promote/as_text, issue 37)
+                {"name": "n4", "attributes": {"otel_agent.run.id": "run-g", "otel_agent.record.kind": "guard_result"}},
+                {"name": "n5", "attributes": {"otel_agent.run.id": {"b": 1, "a": [2]},
+                                              "otel_agent.record.kind": "claim", "otel_agent.claim.id": "c-5"}},
             ]
         )
     )  # fmt: skip
@@ -61,6 +66,12 @@ def test_values_of_other_types_and_redaction(tmp_path) -> None:
     assert record_id != "secret-claim"
     assert got["n2"][:4] == (None, "citation", "true", "c-1")
     assert got["n3"][:4] == (None, None, None, None)
+    assert got["n4"][:4] == ("run-g", "guard_result", None, None)
+    assert (
+        got["n5"][0]
+        == '{"a":[2],"b":1}'
+        == s.rows("SELECT attributes->>'otel_agent.run.id' FROM spans WHERE name = 'n5'")[0][0]
+    )
     s.close()
 
 

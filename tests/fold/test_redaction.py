@@ -20,6 +20,7 @@ from opentelemetry.trace import Link
 
 from otel_agent.fold.redact import Redactor
 from tests.conftest import config_error, rows
+from tests.otlp_builders import post_traces, span_request
 
 # Credential-like keys the defaults must drop, with values that must never reach the file.
 CREDENTIALS = {
@@ -238,6 +239,49 @@ def test_custom_rules_hash_drop_keep(make_receiver, rules_file, decode_workers):
         receiver,
         "SELECT count(*) FROM spans s JOIN logs l ON s.attributes->>'user.email' = l.attributes->>'user.email'",
     ) == [(1,)]
+
+
+def test_a_key_decided_once_is_redacted_in_every_later_request(make_receiver, rules_file):
+    """The redactor remembers each key's decision and passes an attribute set whose keys are all known to be kept
+    without looking at it again. A dropped or hashed key must never count as kept: else, once the first request
+    filled the memory, a later span whose attributes are only such keys would be stored as it came (a mutant of
+    ``Redactor.decide`` that mutmut found no test for, issue 37)."""
+    receiver = make_receiver(redaction_rules=rules_file)
+    for i in range(3):
+        request = span_request(
+            [
+                {"name": f"drop {i}", "attributes": {"api_key": f"sk-{i}"}},
+                {"name": f"hash {i}", "attributes": {"user.email": f"u{i}@example.com"}},
+            ]
+        )
+        assert post_traces(receiver.http_address, request).status_code == 200
+    stored = {name: json.loads(a) for name, a in rows(receiver, "SELECT name, attributes FROM spans")}
+    assert stored == {
+        **{f"drop {i}": {} for i in range(3)},
+        **{f"hash {i}": {"user.email": sha256_of_json(f"u{i}@example.com")} for i in range(3)},
+    }
+    assert "example.com" not in all_stored_text(receiver)
+
+
+def test_a_hashed_map_hashes_the_same_whatever_the_order_of_its_keys(make_receiver, rules_file):
+    """A hashed value that is a map (an OTLP kvlist) is hashed as its JSON text with the keys sorted
+    (docs/settings.md): two senders that write the same map in another order store the same digest, so the
+    digest still joins (``sort_keys`` dropped from ``Redactor.apply`` survived every other test, issue 37)."""
+    receiver = make_receiver(redaction_rules=rules_file)
+    value = {"name": "alice", "aliases": ["al", "ali"], "domain": "example.com"}
+    reordered = dict(reversed(value.items()))
+    assert list(value) != sorted(value)  # neither order is the sorted one
+    assert list(reordered) != sorted(reordered)
+    request = span_request(
+        [
+            {"name": "first", "attributes": {"user.email": value}},
+            {"name": "second", "attributes": {"user.email": reordered}},
+        ]
+    )
+    assert post_traces(receiver.http_address, request).status_code == 200
+    digests = rows(receiver, "SELECT attributes->>'user.email' FROM spans ORDER BY name")
+    digest = "sha256:" + hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+    assert digests == [(digest,), (digest,)]
 
 
 def test_no_default_redaction_keeps_credentials(make_receiver):
