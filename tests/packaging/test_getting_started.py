@@ -17,9 +17,14 @@ from tests.derived_runs.fake_openai import FakeOpenAI
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "getting-started"
 # page → the run's name in the runs view
-RUNNABLE = {"pydantic-ai.md": "weather_agent", "langgraph.md": "weather_graph", "smolagents.md": "weather_agent"}
-# pages whose program needs what the suite does not have (an OpenAI key, Node): said so on the page
-NOT_RUN = {"openai-agents.md", "vercel-ai-sdk.md"}
+RUNNABLE = {
+    "pydantic-ai.md": "weather_agent",
+    "langgraph.md": "weather_graph",
+    "smolagents.md": "weather_agent",
+    "openai-agents.md": "weather_agent",
+}
+# pages whose program is not Python run here (the Vercel AI SDK's is JavaScript): said so on the page
+NOT_RUN = {"vercel-ai-sdk.md"}
 
 
 def program(page: str) -> str:
