@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback_http import LoopbackServer, reply
 
 DATED_SUFFIX = "-2024-08-06"
 
@@ -80,7 +82,7 @@ def answer(body: dict[str, Any], counter: int) -> dict[str, Any]:
     }
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """``with FakeOpenAI() as server: OpenAI(base_url=server.base_url, api_key="test")``."""
 
     def __init__(self) -> None:
@@ -105,24 +107,10 @@ class FakeOpenAI:
                 else:
                     status, doc = 404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
                 data = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply(self, status, "application/json", data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin + "/v1"

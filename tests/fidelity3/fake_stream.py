@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.derived_runs.fake_openai import answer as scripted_answer
+from tests.loopback_http import LoopbackServer, reply
 
 ARGUMENTS = {"city": "Paris", "task": "Weather in Paris?", "query": "weather in Paris"}
 """Values for the tool arguments the model fills (by parameter name); others get 'x', or the first of an enum."""
@@ -66,7 +67,7 @@ def stream_events(doc: dict[str, Any], include_usage: bool) -> list[dict[str, An
     return events
 
 
-class FakeStreamingOpenAI:
+class FakeStreamingOpenAI(LoopbackServer):
     """``with FakeStreamingOpenAI() as server:`` — base_url, requests, as FakeOpenAI."""
 
     def __init__(self) -> None:
@@ -98,32 +99,14 @@ class FakeStreamingOpenAI:
                     b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in stream_events(doc, include_usage))
                     + b"data: [DONE]\n\n"
                 )
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply(self, 200, "text/event-stream", data)
 
             def _send(self, status: int, doc: dict[str, Any]) -> None:
                 data = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply(self, status, "application/json", data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> FakeStreamingOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin + "/v1"

@@ -3,13 +3,14 @@ that retried after a lost acknowledgement, as seen by the receiver (the same spa
 
 from __future__ import annotations
 
-import threading
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.loopback_http import LoopbackServer, reply
 
-class TwiceForwarder:
+
+class TwiceForwarder(LoopbackServer):
     """``with TwiceForwarder(receiver.http_address) as fwd:`` then export to ``fwd.url + "/v1/traces"``."""
 
     def __init__(self, target: str) -> None:
@@ -45,24 +46,10 @@ class TwiceForwarder:
                         status, data = answer.status, answer.read()
                         content_type = answer.headers.get("Content-Type", content_type)
                 outer.forwarded += 1
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                reply(self, status, content_type, data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> TwiceForwarder:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.origin
