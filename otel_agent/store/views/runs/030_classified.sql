@@ -20,7 +20,7 @@ CREATE OR REPLACE MACRO oa_normalised_all(rid, latest := false) AS TABLE
 WITH k AS (
     SELECT
         trace_id, span_id, parent_span_id, name, kind, start_time, end_time, duration_ns, status_code,
-        status_message, service_name, scope_name, received_at,
+        status_message, service_name, scope_name, received_at, in_progress,
         a."otel_agent.record.kind" AS record_kind,
         upper(a."openinference.span.kind") AS oi_kind,
         lower(a."traceloop.span.kind") AS tl_kind,
@@ -562,7 +562,10 @@ SELECT
                                'retrieval', 'memory', 'guard_result', 'verifier_result')
              OR (base_category = 'handoff' AND record_kind IS DISTINCT FROM 'receipt_transition'),
      'metadata': metadata,
-     'jsonrpc_request_id': jsonrpc_request_id, 'mcp_session_id': mcp_session_id} AS genai_ext,
+     'jsonrpc_request_id': jsonrpc_request_id, 'mcp_session_id': mcp_session_id,
+     -- a span announced as started (a pending span) and not stored yet itself: docs/views-runs.md "Runs in
+     -- progress"
+     'in_progress': in_progress} AS genai_ext,
     coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
     verifier_outcome,
     verifier_score,

@@ -25,15 +25,16 @@ WITH n AS MATERIALIZED (
     -- attribute it reads (the console's health_scope.sql hands in these columns pre-filtered)
     SELECT trace_id, span_id, parent_span_id, name, start_time, end_time, received_at, duration_ns, status_code,
            attr_error_type, base_category, provider, request_model, response_model, retry_count, input_tokens,
-           output_tokens, skill_name, skill_version, attr_tool_name, tool_provider, reported_cost_usd
+           output_tokens, skill_name, skill_version, attr_tool_name, tool_provider, reported_cost_usd, in_progress
     FROM oa_normalised_all(NULL)
 ),
 -- each category's latest version of each span (a re-sent span may have changed category: each keeps its own)
 k AS MATERIALIZED (
-    SELECT * EXCLUDE (end_time, received_at), oa_ms(duration_ns) AS duration_ms,
+    SELECT * EXCLUDE (end_time, received_at, in_progress), oa_ms(duration_ns) AS duration_ms,
            (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error
     FROM n
-    WHERE base_category IN ('provider_call', 'skill_invocation', 'tool_invocation')
+    -- work in progress (a pending span) is counted when it has ended
+    WHERE base_category IN ('provider_call', 'skill_invocation', 'tool_invocation') AND NOT in_progress
     QUALIFY row_number() OVER (PARTITION BY base_category, trace_id, span_id
                                ORDER BY end_time DESC, received_at DESC) = 1
 ),
