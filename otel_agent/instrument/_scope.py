@@ -33,9 +33,7 @@ _log = logging.getLogger("otel_agent.instrument")
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]
 
 
-def _announce(
-    tracer: trace.Tracer, span: Span, name: str, kind: SpanKind, attrs: Mapping[str, AttributeValue]
-) -> None:
+def _announce(tracer: trace.Tracer, span: Span, name: str, kind: SpanKind, attrs: Mapping[str, AttributeValue]) -> None:
     """Announce that ``span`` has started: a span is exported only when it ends, so a 40-minute run would be
     invisible for 40 minutes (and one that dies, for ever). The announcement is Logfire's pending span — a child
     of ``span`` that starts and ends at its start, with its attributes, ``logfire.span_type = pending_span`` and

@@ -93,7 +93,7 @@ def build_server(backend: Backend) -> MCPServer:
         limit: int = 20,
     ) -> str:
         """Runs, newest first (or by sort: start, duration, cost, calls, tokens, errors; descending). Filters:
-        status (ok, error, incomplete), service, agent (exact names), text (in the run id, workflow or agent
+        status (ok, error, running, abandoned), service, agent (exact names), text (in the run id, workflow or agent
         name), since/until (ISO 8601 UTC or relative: -24h, -7d), min_cost_usd, only_errors."""
         if status is not None and status not in runs.STATUSES:
             raise ToolError(f"status is one of {', '.join(runs.STATUSES)}")

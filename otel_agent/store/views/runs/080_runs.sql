@@ -18,7 +18,6 @@
 -- string; oa_priced's columns), so a macro that needs the runs and other figures of the same priced spans plans
 -- the classification once (run_metrics_for_run); runs_for_run(rid) is oa_runs_in over oa_priced(rid).
 CREATE OR REPLACE MACRO oa_runs_in(source) AS TABLE
-WITH with_status AS (
 WITH run_span AS (
     SELECT run_id, span_id, trace_id, span_name, convention, agent_name, service_name, start_time, end_time,
            genai_ext.agent_invocation AS agent_invocation, genai_ext.metadata AS metadata,
@@ -173,10 +172,7 @@ SELECT
     CASE WHEN status = 'running' THEN latest_step END AS current_step
 FROM joined
 -- a run holds work, or is one of ours (otel_agent.run.id) whose run span may not have arrived yet
-WHERE work_spans > 0 OR has_run_attribute
--- a run computed as running may show as abandoned (010_functions.sql): the maintained rows are read through the
--- same macro (store/maintenance/runs_view.sql), so that time turns them too
-) SELECT * REPLACE (oa_run_status(status, last_activity_time) AS status) FROM with_status;
+WHERE work_spans > 0 OR has_run_attribute;
 
 -- oa_run_rows(source): the runs rows of the classified spans in relation `source` (oa_classified's columns; a
 -- table, view or CTE named by a string): runs_for_run over oa_classified, and the maintained state over the
@@ -198,11 +194,14 @@ WITH classified AS (
 cs AS (SELECT * FROM oa_priced_in('classified'))
 SELECT * FROM oa_runs_in('cs');
 
+-- A run computed as 'running' shows as 'abandoned' once silent (oa_run_status, 010_functions.sql): turned when
+-- read, here and over the maintained rows (store/maintenance/runs_view.sql), which keep 'running' (time and the
+-- silence setting, not data, turn it).
 CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
 WITH run_classified AS (
     SELECT * FROM oa_classified(rid) WHERE rid IS NULL OR run_id = rid
 )
-SELECT * FROM oa_run_rows('run_classified');
+SELECT * REPLACE (oa_run_status(status, last_activity_time) AS status) FROM oa_run_rows('run_classified');
 
 -- The runs view computed from raw spans at query time. A store written by a receiver replaces it with the
 -- maintained rows once they have caught up (store/maintenance/runs_view.sql); shards and live ∪ archive read this.
