@@ -228,7 +228,7 @@ def stored_fingerprint(con: duckdb.DuckDBPyConnection, catalog: str | None = Non
 
 def set_run_silence(con: duckdb.DuckDBPyConnection, seconds: float) -> None:
     """How long a running run may be silent before ``runs`` shows it abandoned: ``otel_agent_meta``
-    'run_silence_s', which ``oa_run_silence_s()`` reads (views/runs/010_functions.sql; applied when runs are read,
+    'run_silence_s', which ``oa_run_silence_s()`` reads (views/runs/080_runs.sql; applied when runs are read,
     so no derived state is rebuilt)."""
     with store_cursor(con) as cur:
         cur.execute("BEGIN")

@@ -1,3 +1,21 @@
+-- How long a running run may go without activity (no span of it started or ended) before runs calls it
+-- 'abandoned': the store's otel_agent_meta 'run_silence_s' (a receiver writes its --run-silence-s there:
+-- store/database.py set_run_silence), else 600. Read when a query runs (a view binds a constant when it is
+-- created, so the value lives in a table, not in this macro's text).
+CREATE OR REPLACE MACRO oa_run_silence_s() AS
+    coalesce((SELECT max(TRY_CAST(value AS DOUBLE)) FROM otel_agent_meta WHERE key = 'run_silence_s'), 600);
+
+-- A run's status as shown: a run computed as 'running' whose last activity is older than oa_run_silence_s() is
+-- 'abandoned' (its process died, or its root span was lost). Applied when read, not when the row is kept (the
+-- maintained rows keep 'running': time, not data, turns it).
+CREATE OR REPLACE MACRO oa_run_status(status, last_activity_time) AS
+    CASE
+        WHEN status = 'running'
+             AND epoch_ns(last_activity_time) < epoch_ns(get_current_timestamp()) - CAST(oa_run_silence_s() * 1e9 AS BIGINT)
+            THEN 'abandoned'
+        ELSE status
+    END;
+
 -- runs: one row per run. The run-level spans are the run's flow_run spans, ours first, then by start time (some
 -- instrumentations emit two: a GenAI invoke_agent root above a framework workflow span). The run span (id,
 -- trace, times, budget) is the first of them; the name is the first workflow name any of them carries (else the
@@ -21,7 +39,7 @@ CREATE OR REPLACE MACRO oa_runs_in(source) AS TABLE
 WITH run_span AS (
     SELECT run_id, span_id, trace_id, span_name, convention, agent_name, service_name, start_time, end_time,
            genai_ext.agent_invocation AS agent_invocation, genai_ext.metadata AS metadata,
-           genai_ext.in_progress OR (parent_span_id IS NOT NULL AND NOT parent_found) AS in_progress,
+           genai_ext.in_progress AS announced, parent_span_id IS NOT NULL AND NOT parent_found AS orphan,
            budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits
     FROM query_table(source)
     WHERE category = 'flow_run'
@@ -32,7 +50,7 @@ WITH run_span AS (
 root_span AS (
     SELECT run_id, trace_id, workflow_name, span_name, agent_name, service_name, convention,
            genai_ext.metadata AS metadata,
-           genai_ext.in_progress OR parent_span_id IS NOT NULL AS in_progress
+           genai_ext.in_progress AS announced, parent_span_id IS NOT NULL AS orphan
     FROM query_table(source)
     WHERE NOT parent_found
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
@@ -127,10 +145,14 @@ joined AS (
         coalesce(r.start_time, agg.first_start) AS start_time,
         coalesce(r.end_time, agg.last_end) AS end_time,
         CASE
-            WHEN r.span_id IS NOT NULL
-                THEN (CASE WHEN r.in_progress THEN 'running' WHEN agg.run_in_error THEN 'error' ELSE 'ok' END)
-            WHEN agg.has_run_attribute OR root.in_progress THEN 'running'
+            -- announced and not ended: running; its parent not stored: running unless it failed (a recorded
+            -- failure wins over a guess: smolagents never ends a failed run's span)
+            WHEN r.span_id IS NOT NULL THEN (
+                CASE WHEN r.announced THEN 'running' WHEN agg.run_in_error THEN 'error'
+                     WHEN r.orphan THEN 'running' ELSE 'ok' END)
+            WHEN agg.has_run_attribute OR root.announced THEN 'running'
             WHEN agg.root_in_error THEN 'error'
+            WHEN root.orphan THEN 'running'
             ELSE 'ok'
         END AS status,
         -- a typed error (error.type, an exception) of the run span (else the root), else the origin's, else the
@@ -194,7 +216,7 @@ WITH classified AS (
 cs AS (SELECT * FROM oa_priced_in('classified'))
 SELECT * FROM oa_runs_in('cs');
 
--- A run computed as 'running' shows as 'abandoned' once silent (oa_run_status, 010_functions.sql): turned when
+-- A run computed as 'running' shows as 'abandoned' once silent (oa_run_status, above): turned when
 -- read, here and over the maintained rows (store/maintenance/runs_view.sql), which keep 'running' (time and the
 -- silence setting, not data, turn it).
 CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
