@@ -68,6 +68,7 @@ def test_our_run_is_listed_running_with_its_step_before_its_span_ends(make_recei
     )
     assert during["steps"] == 2  # plan ended, search in progress: both steps of the run
     assert during["last_activity_time"] is not None
+    assert during["end_time"] == during["last_activity_time"]  # the run span in progress ends so far there
     assert (after["status"], after["current_step"], after["steps"]) == ("ok", None, 2)
     assert after["end_time"] >= after["last_activity_time"] >= during["last_activity_time"]
     # the announcements are not spans of the run: the run span and its two steps

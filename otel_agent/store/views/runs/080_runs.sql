@@ -143,7 +143,8 @@ joined AS (
         coalesce(r.service_name, root.service_name) AS service_name,
         coalesce(r.convention, root.convention) AS convention,
         coalesce(r.start_time, agg.first_start) AS start_time,
-        coalesce(r.end_time, agg.last_end) AS end_time,
+        -- a run span in progress ends, so far, at the run's last activity
+        CASE WHEN r.announced THEN agg.last_end ELSE coalesce(r.end_time, agg.last_end) END AS end_time,
         CASE
             -- announced and not ended: running; its parent not stored: running unless it failed (a recorded
             -- failure wins over a guess: smolagents never ends a failed run's span)
