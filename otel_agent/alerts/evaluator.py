@@ -162,18 +162,19 @@ class Evaluator:
 
     # -- one evaluation ----------------------------------------------------------------------------------------------
 
-    def evaluate(self) -> list[AlertEvent]:
-        """Run every rule once; append and notify the events; return them."""
+    def evaluate(self, at: _dt.datetime | None = None) -> list[AlertEvent]:
+        """Run every rule once as of ``at`` (default: now, UTC); append and notify the events; return them."""
         with self._lock:
-            return self._evaluate()
+            return self._evaluate(at)
 
-    def _evaluate(self) -> list[AlertEvent]:
+    def _evaluate(self, at: _dt.datetime | None) -> list[AlertEvent]:
         started = time.monotonic()
         deadline = started + self.timeout_s
         now = _dt.datetime.now(_dt.UTC)
+        as_of = (at or now).astimezone(_dt.UTC).replace(tzinfo=None)  # the views' times are UTC, without a zone
         events: list[AlertEvent] = []
         for rule in self.rules.rules:
-            found = self._run(rule, deadline)
+            found = self._run(rule, deadline, as_of)
             if found is not None:
                 events += self._compare(rule, found, now, time.monotonic())
         if events:
@@ -191,12 +192,13 @@ class Evaluator:
             self.after(max(0.0, deadline - time.monotonic()))
         return events
 
-    def _run(self, rule: Rule, deadline: float) -> dict[str, dict[str, Any]] | None:
-        """key → row of the rule's query now; None when it failed or ran out of time (nothing changes)."""
+    def _run(self, rule: Rule, deadline: float, as_of: _dt.datetime) -> dict[str, dict[str, Any]] | None:
+        """key → row of the rule's query as of ``as_of``; None when it failed or ran out of time (nothing
+        changes)."""
         stats = self.stats.rules.setdefault(rule.name, RuleStats())
         stats.evaluations += 1
         began = time.monotonic()
-        sql, params = positional(rule.sql, rule.params) if rule.params else (rule.sql, [])
+        sql, params = (rule.sql, []) if rule.kind == "sql" else positional(rule.sql, {**rule.params, "now": as_of})
         try:
             result = run_query(
                 self.con, sql, params, max_rows=MAX_ALERTS_PER_RULE, max_bytes=None, timeout_s=self.timeout_s,

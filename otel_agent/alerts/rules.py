@@ -33,7 +33,9 @@ _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 MAX_ALERTS_PER_RULE = 1000
 """Rows of one rule's query taken as alerts; more are cut (and the cut is logged)."""
 
-NOW = "timezone('UTC', now())"
+NOW = "CAST($now AS TIMESTAMP)"
+"""The evaluation's time (UTC), a parameter of every built-in kind: the evaluator passes the time it evaluates at,
+so a rule's result depends only on the data and that time (and a test evaluates at any time it chooses)."""
 SINCE = f"{NOW} - to_microseconds(CAST($window_s * 1e6 AS BIGINT))"
 
 
