@@ -120,7 +120,7 @@ class Evaluator:
         self.notify = notify
         self.after = after  # called with the time left after each evaluation (the metrics' state figures)
         self.active: dict[tuple[str, str], Firing] = {}
-        self.pending: dict[tuple[str, str], float] = {}
+        self.pending: dict[tuple[str, str], _dt.datetime] = {}
         self.stats = EvaluatorStats(rules={r.name: RuleStats() for r in rules.rules})
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -176,7 +176,7 @@ class Evaluator:
         for rule in self.rules.rules:
             found = self._run(rule, deadline, as_of)
             if found is not None:
-                events += self._compare(rule, found, now, time.monotonic())
+                events += self._compare(rule, found, now, as_of)
         if events:
             self.writer.run_write(lambda con: insert_events(con, events))
             for e in events:
@@ -231,7 +231,7 @@ class Evaluator:
         return found
 
     def _compare(
-        self, rule: Rule, found: dict[str, dict[str, Any]], now: _dt.datetime, mono: float
+        self, rule: Rule, found: dict[str, dict[str, Any]], now: _dt.datetime, as_of: _dt.datetime
     ) -> list[AlertEvent]:
         events: list[AlertEvent] = []
         at = iso(now) or ""
@@ -243,8 +243,8 @@ class Evaluator:
                 self.active[ident].summary = summary
                 continue
             if rule.for_s > 0:
-                first = self.pending.setdefault(ident, mono)
-                if mono - first < rule.for_s:
+                first = self.pending.setdefault(ident, as_of)  # held since the evaluation that first saw it
+                if (as_of - first).total_seconds() < rule.for_s:
                     continue
             self.pending.pop(ident, None)
             events.append(self._event(rule, key, "firing", summary, row, at))

@@ -146,9 +146,10 @@ ORDER BY start_time, run_id"""
 
 
 def _group(p: _Params) -> tuple[str, str]:
+    """(the grouping column followed by a comma, or nothing; the key's SQL: the group's value, or 'all')."""
     by = p.get("group_by")
     if by is None:
-        return "", "''"
+        return "", "'all'"
     if by not in GROUP_BY:
         raise ValueError(f"group_by: one of {', '.join(GROUP_BY)}, not {str(by)[:40]!r}")
     return f"{by}, ", f"coalesce({by}, '(none)')"
@@ -173,8 +174,8 @@ ORDER BY error_rate DESC, key"""
     else:
         column, key = _group(p)
         sql = f"""
-SELECT {key} AS key,
-       'runs' || CASE WHEN {key} = '' THEN '' ELSE ' of ' || {key} END || ': ' || errors || ' of ' || runs
+SELECT k AS key,
+       'runs' || CASE WHEN k = 'all' THEN '' ELSE ' of ' || k END || ': ' || errors || ' of ' || runs
            || ' in error (' || round(100 * error_rate, 1) || '% > ' || round(100 * $threshold, 1) || '%)' AS summary,
        * EXCLUDE (k)
 FROM (
@@ -209,8 +210,8 @@ ORDER BY cost_usd DESC, run_id"""
         raise ValueError("window: a cost per window needs its duration (per = 'hour' is 1h)")
     column, key = _group(p)
     sql = f"""
-SELECT {key} AS key,
-       'cost' || CASE WHEN {key} = '' THEN '' ELSE ' of ' || {key} END || ' in the last ' || $window_s || ' s: $'
+SELECT k AS key,
+       'cost' || CASE WHEN k = 'all' THEN '' ELSE ' of ' || k END || ' in the last ' || $window_s || ' s: $'
            || round(cost_usd, 4) || ' > $' || $budget AS summary,
        * EXCLUDE (k)
 FROM (
@@ -243,8 +244,8 @@ def _guard_blocks(p: _Params) -> tuple[str, dict[str, Any]]:
     above = int(p.number("above", 0, low=0))
     column, key = _group(p)
     sql = f"""
-SELECT {key} AS key,
-       'guard blocks' || CASE WHEN {key} = '' THEN '' ELSE ' in ' || {key} END || ' in the last ' || $window_s
+SELECT k AS key,
+       'guard blocks' || CASE WHEN k = 'all' THEN '' ELSE ' in ' || k END || ' in the last ' || $window_s
            || ' s: ' || guard_blocks || ' > ' || $above AS summary,
        * EXCLUDE (k)
 FROM (
