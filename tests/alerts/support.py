@@ -44,6 +44,7 @@ class WebhookSink(LoopbackServer):
         self.status = status
         self.delay_s = delay_s
         self.lock = threading.Lock()
+        self.answering = threading.Event()  # set while a request is being answered (held up by delay_s)
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
@@ -51,8 +52,10 @@ class WebhookSink(LoopbackServer):
                 with sink.lock:
                     sink.deliveries.append(Delivery(dict(self.headers), body, time.time()))
                     status, delay = sink.status, sink.delay_s
+                sink.answering.set()
                 if delay:
                     time.sleep(delay)
+                sink.answering.clear()
                 with contextlib.suppress(OSError):  # the sender gave up waiting (a slow answer past its timeout)
                     reply(self, status, "text/plain", b"ok" if status < 300 else b"no")
 
