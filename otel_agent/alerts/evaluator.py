@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 MAX_KEY = 512
 """Longest alert key kept (a key comes from telemetry: hostile, bounded)."""
 MAX_SUMMARY = 1024
+LOGGED_EVENTS = 20
+"""Events of one evaluation logged one by one; the rest are counted in one line."""
 
 # The alerts firing in the store: the latest firing / resolved event of each (rule, key) is a firing one.
 ACTIVE_SQL = """
@@ -81,6 +83,7 @@ class RuleStats:
     last_error: str | None = None
     last_seconds: float = 0.0
     cut: int = 0
+    was_cut: bool = False
 
 
 @dataclass
@@ -176,12 +179,18 @@ class Evaluator:
         for rule in self.rules.rules:
             found = self._run(rule, deadline, as_of)
             if found is not None:
-                events += self._compare(rule, found, now, as_of)
+                # a result cut at MAX_ALERTS_PER_RULE is not the whole truth: nothing of the rule resolves on it
+                complete = not self.stats.rules[rule.name].was_cut
+                events += self._compare(rule, found, now, as_of, resolve=complete)
         if events:
             self.writer.run_write(lambda con: insert_events(con, events))
-            for e in events:
+            for i, e in enumerate(events):
                 self.stats.events[e.event] = self.stats.events.get(e.event, 0) + 1
-                log.info("alert %s: %s %s — %s", e.event, e.rule, e.alert_key, (e.summary or "")[:200])
+                if i < LOGGED_EVENTS:
+                    log.info("alert %s: %s %s — %s", e.event, e.rule, e.alert_key, (e.summary or "")[:200])
+            if len(events) > LOGGED_EVENTS:
+                log.info("alerts: %d more events this evaluation (otel-agent alerts --history)",
+                         len(events) - LOGGED_EVENTS)  # fmt: skip
             if self.notify is not None:
                 self.notify(events)
         elapsed = time.monotonic() - started
@@ -217,8 +226,10 @@ class Evaluator:
             log.info("alerts: rule %s is evaluated again", rule.name)
         stats.last_error = None
         if result.truncated:
+            if not stats.cut or not stats.was_cut:
+                log.warning("alerts: rule %s: more than %d alerts; the first are kept", rule.name, MAX_ALERTS_PER_RULE)
             stats.cut += 1
-            log.warning("alerts: rule %s: more than %d alerts; the first are kept", rule.name, MAX_ALERTS_PER_RULE)
+        stats.was_cut = result.truncated
         if "key" not in result.columns:
             stats.failures += 1
             stats.last_error = "the query has no key column"
@@ -231,8 +242,9 @@ class Evaluator:
         return found
 
     def _compare(
-        self, rule: Rule, found: dict[str, dict[str, Any]], now: _dt.datetime, as_of: _dt.datetime
-    ) -> list[AlertEvent]:
+        self, rule: Rule, found: dict[str, dict[str, Any]], now: _dt.datetime, as_of: _dt.datetime, *,
+        resolve: bool = True,
+    ) -> list[AlertEvent]:  # fmt: skip
         events: list[AlertEvent] = []
         at = iso(now) or ""
         for key, row in found.items():
@@ -251,7 +263,7 @@ class Evaluator:
             self.active[ident] = Firing(row, summary, at)
         for ident in [i for i in self.pending if i[0] == rule.name and i[1] not in found]:
             del self.pending[ident]
-        for ident in [i for i in self.active if i[0] == rule.name and i[1] not in found]:
+        for ident in [i for i in self.active if resolve and i[0] == rule.name and i[1] not in found]:
             gone = self.active.pop(ident)
             events.append(self._event(rule, ident[1], "resolved", gone.summary, gone.evidence, at))
         return events
