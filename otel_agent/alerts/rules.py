@@ -59,6 +59,19 @@ def parse_duration(text: Any, what: str) -> float:
     return seconds
 
 
+def human(seconds: float) -> str:
+    """A window as a rule's summary says it: ``1h``, ``15m``, ``90s``, ``1h30m``."""
+    whole = int(seconds)
+    if whole != seconds or whole == 0:
+        return f"{seconds:g}s"
+    out = ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if whole >= size:
+            out += f"{whole // size}{unit}"
+            whole %= size
+    return out
+
+
 @dataclass(frozen=True)
 class Rule:
     """One checked rule: its name, kind and parameters, and the SELECT (with named parameters) it runs."""
@@ -211,7 +224,7 @@ ORDER BY cost_usd DESC, run_id"""
     column, key = _group(p)
     sql = f"""
 SELECT k AS key,
-       'cost' || CASE WHEN k = 'all' THEN '' ELSE ' of ' || k END || ' in the last ' || $window_s || ' s: $'
+       'cost' || CASE WHEN k = 'all' THEN '' ELSE ' of ' || k END || ' in the last ' || $window_text || ': $'
            || round(cost_usd, 4) || ' > $' || $budget AS summary,
        * EXCLUDE (k)
 FROM (
@@ -222,7 +235,7 @@ FROM (
 )
 WHERE cost_usd > $budget
 ORDER BY cost_usd DESC, key"""
-    return sql, {"window_s": window, "budget": budget}
+    return sql, {"window_s": window, "window_text": human(window), "budget": budget}
 
 
 def _budget_exceeded(p: _Params) -> tuple[str, dict[str, Any]]:
@@ -245,8 +258,8 @@ def _guard_blocks(p: _Params) -> tuple[str, dict[str, Any]]:
     column, key = _group(p)
     sql = f"""
 SELECT k AS key,
-       'guard blocks' || CASE WHEN k = 'all' THEN '' ELSE ' in ' || k END || ' in the last ' || $window_s
-           || ' s: ' || guard_blocks || ' > ' || $above AS summary,
+       'guard blocks' || CASE WHEN k = 'all' THEN '' ELSE ' in ' || k END || ' in the last ' || $window_text
+           || ': ' || guard_blocks || ' > ' || $above AS summary,
        * EXCLUDE (k)
 FROM (
     SELECT {key} AS k, {column}sum(guard_blocks) AS guard_blocks, sum(guard_checks) AS guard_checks,
@@ -257,7 +270,7 @@ FROM (
 )
 WHERE guard_blocks > $above
 ORDER BY guard_blocks DESC, key"""
-    return sql, {"window_s": window, "above": above}
+    return sql, {"window_s": window, "window_text": human(window), "above": above}
 
 
 def _sql(p: _Params) -> tuple[str, dict[str, Any]]:
