@@ -113,7 +113,6 @@ class Evaluator:
         interval_s: float = 15.0,
         timeout_s: float = 5.0,
         notify: Callable[[list[AlertEvent]], None] | None = None,
-        after: Callable[[float], None] | None = None,
     ) -> None:
         self.con = con
         self.writer = writer
@@ -121,7 +120,6 @@ class Evaluator:
         self.interval_s = interval_s
         self.timeout_s = timeout_s
         self.notify = notify
-        self.after = after  # called with the time left after each evaluation (the metrics' state figures)
         self.active: dict[tuple[str, str], Firing] = {}
         self.pending: dict[tuple[str, str], _dt.datetime] = {}
         self.stats = EvaluatorStats(rules={r.name: RuleStats() for r in rules.rules})
@@ -197,8 +195,6 @@ class Evaluator:
         self.stats.evaluations += 1
         self.stats.last_seconds = elapsed
         self.stats.last_at = time.time()
-        if self.after is not None:
-            self.after(max(0.0, deadline - time.monotonic()))
         return events
 
     def _run(self, rule: Rule, deadline: float, as_of: _dt.datetime) -> dict[str, dict[str, Any]] | None:

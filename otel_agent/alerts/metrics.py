@@ -2,8 +2,8 @@
 operator's Prometheus, Alertmanager and Grafana can alert and graph without any code of ours.
 
 What it exposes: the alerts firing by rule and the evaluator's and webhook's figures; handoff receipts by state
-and runs by status (two small queries, refreshed at most every ``max_age_s``: after each evaluation when rules
-are loaded, else by a scrape that finds them older; bounded by a deadline); and the figures of ``/healthz``
+and runs by status (one query, run by a scrape that finds the last counts older than ``max_age_s``, bounded by a
+deadline; concurrent scrapes share it); and the figures of ``/healthz``
 (admission, group commits, checkpoints, the maintained state's lag). A scrape reads numbers already held, or
 runs those two queries on a read cursor beside the writer: it never waits for the writer.
 """
@@ -54,26 +54,30 @@ class StateFigures:
     def refresh(self, timeout_s: float | None = None) -> None:
         """Count again (one query, bounded by ``timeout_s``); a failure keeps the previous figures."""
         with self._lock:
-            began = time.monotonic()
-            try:
-                result = run_query(self.con, STATE_FIGURES_SQL, timeout_s=max(0.1, timeout_s or self.timeout_s))
-            except OtelAgentError as exc:
-                self.failures += 1
-                log.warning("metrics: receipt and run figures not refreshed: %s", " ".join(str(exc).split())[:200])
-                return
-            finally:
-                self.last_seconds = time.monotonic() - began
-            receipts: dict[str, int] = {}
-            runs: dict[str, int] = {}
-            for what, name, n in result.rows:
-                (receipts if what == "receipt" else runs)[str(name)] = int(n)
-            self.receipts, self.runs = receipts, runs
-            self.refreshed_at = time.monotonic()
+            self._refresh(timeout_s)
 
     def fresh(self) -> None:
-        """Refresh when older than ``max_age_s`` (a scrape without an evaluator)."""
-        if self.refreshed_at is None or time.monotonic() - self.refreshed_at >= self.max_age_s:
-            self.refresh()
+        """Refresh when older than ``max_age_s`` (a scrape; another scrape meanwhile waits and reads its counts)."""
+        with self._lock:
+            if self.refreshed_at is None or time.monotonic() - self.refreshed_at >= self.max_age_s:
+                self._refresh(None)
+
+    def _refresh(self, timeout_s: float | None) -> None:
+        began = time.monotonic()
+        self.refreshed_at = began  # a failure too: the next try is max_age_s later, not at every scrape
+        try:
+            result = run_query(self.con, STATE_FIGURES_SQL, timeout_s=max(0.1, timeout_s or self.timeout_s))
+        except OtelAgentError as exc:
+            self.failures += 1
+            log.warning("metrics: receipt and run figures not refreshed: %s", " ".join(str(exc).split())[:200])
+            return
+        finally:
+            self.last_seconds = time.monotonic() - began
+        receipts: dict[str, int] = {}
+        runs: dict[str, int] = {}
+        for what, name, n in result.rows:
+            (receipts if what == "receipt" else runs)[str(name)] = int(n)
+        self.receipts, self.runs = receipts, runs
 
 
 def _gauge(name: str, doc: str, value: float | None, labels: dict[str, str] | None = None) -> GaugeMetricFamily:

@@ -59,12 +59,11 @@ class AlertService:
         self.evaluator: Evaluator | None = None
         if self.rules.rules:
             self.evaluator = Evaluator(
-                con, writer, self.rules, interval_s=interval_s, timeout_s=timeout_s, notify=self._notify,
-                after=self._after_evaluation,
-            )  # fmt: skip
-        collector = ReceiverCollector(
-            self.figures, health, self.evaluator, self.webhook, refresh_on_scrape=self.evaluator is None
-        )
+                con, writer, self.rules, interval_s=interval_s, timeout_s=timeout_s, notify=self._notify
+            )
+        # The receipt and run counts are refreshed by a scrape that finds them older than the interval (not by
+        # the evaluator: its time budget is the rules', and nobody may be scraping).
+        collector = ReceiverCollector(self.figures, health, self.evaluator, self.webhook)
         self.metrics = Metrics(collector)
         self.routes: list[BaseRoute] = [
             Route("/metrics", self._metrics_endpoint, methods=["GET"]),
@@ -105,9 +104,6 @@ class AlertService:
             self.webhook.close()
 
     # -- the evaluator's callbacks -----------------------------------------------------------------------------------
-
-    def _after_evaluation(self, time_left_s: float) -> None:
-        self.figures.refresh(timeout_s=max(time_left_s, 1.0))
 
     def _notify(self, events: list[AlertEvent]) -> None:
         if self.webhook is None or not events:
