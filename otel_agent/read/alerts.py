@@ -27,6 +27,10 @@ STATES = ("firing", "acknowledged", "silenced", "resolved")
 """What ``otel-agent alerts --state`` filters on: firing (any firing alert), acknowledged / silenced (firing
 ones a person acknowledged / silenced), resolved."""
 MAX_TEXT = 4096
+MAX_EVIDENCE_TEXT = 4096
+"""Longest text value kept in an alert's evidence (a rule's row may carry telemetry: bounded where it is stored)."""
+MAX_EVIDENCE_ITEMS = 200
+"""Most items of one list or map kept in an alert's evidence."""
 ALL_KEYS = "*"
 
 EVENT_COLUMNS = (
@@ -58,10 +62,12 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
     if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
+        return {str(k)[:MAX_EVIDENCE_TEXT]: _json_value(v) for k, v in list(value.items())[:MAX_EVIDENCE_ITEMS]}
     if isinstance(value, (list, tuple)):
-        return [_json_value(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
+        return [_json_value(v) for v in value[:MAX_EVIDENCE_ITEMS]]
+    if isinstance(value, str):
+        return value if len(value) <= MAX_EVIDENCE_TEXT else value[:MAX_EVIDENCE_TEXT] + "…"
+    if isinstance(value, (int, float, bool)) or value is None:
         return value
     return str(value)
 
