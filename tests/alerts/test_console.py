@@ -42,3 +42,18 @@ def test_the_alerts_page_lists_and_acknowledges(make_receiver: Callable[..., Rec
     assert acked["acknowledged_by"] is not None
     rows = run_sql("SELECT event, summary FROM alert_events ORDER BY event_at", [str(receiver.config.db)]).rows
     assert rows == [("firing", "run run_<b>1</b> is here"), ("acknowledged", "looking")]
+
+
+def test_the_mcp_tool_lists_the_firing_alerts(make_receiver: Callable[..., Receiver], tmp_path: Path) -> None:
+    from tests.mcp.conftest import data_of, http_client, run
+
+    receiver = make_receiver(alert_rules=write_rules(tmp_path / "rules.toml", RULES), alert_interval_s=3600)
+    send_run(receiver, "run_mcp")
+    receiver.alerts.evaluator.evaluate()
+
+    async def session() -> dict:
+        async with http_client(receiver, None) as client:
+            return data_of(await client.call_tool("get_alerts", {}))
+
+    [alert] = run(session)["data"]
+    assert (alert["rule"], alert["alert_key"], alert["state"]) == ("runs_seen", "run_mcp", "firing")
