@@ -174,6 +174,8 @@ class Evaluator:
         now = _dt.datetime.now(_dt.UTC)
         as_of = (at or now).astimezone(_dt.UTC).replace(tzinfo=None)  # the views' times are UTC, without a zone
         events: list[AlertEvent] = []
+        # what is firing changes only with what was stored: a failed write leaves it as it was
+        active_before, pending_before = dict(self.active), dict(self.pending)
         for rule in self.rules.rules:
             found = self._run(rule, deadline, as_of)
             if found is not None:
@@ -181,7 +183,11 @@ class Evaluator:
                 complete = not self.stats.rules[rule.name].was_cut
                 events += self._compare(rule, found, now, as_of, resolve=complete)
         if events:
-            self.writer.run_write(lambda con: insert_events(con, events))
+            try:
+                self.writer.run_write(lambda con: insert_events(con, events))
+            except BaseException:
+                self.active, self.pending = active_before, pending_before
+                raise
             for i, e in enumerate(events):
                 self.stats.events[e.event] = self.stats.events.get(e.event, 0) + 1
                 if i < LOGGED_EVENTS:
@@ -222,7 +228,7 @@ class Evaluator:
             log.info("alerts: rule %s is evaluated again", rule.name)
         stats.last_error = None
         if result.truncated:
-            if not stats.cut or not stats.was_cut:
+            if not stats.was_cut:  # it starts being cut
                 log.warning("alerts: rule %s: more than %d alerts; the first are kept", rule.name, MAX_ALERTS_PER_RULE)
             stats.cut += 1
         stats.was_cut = result.truncated
