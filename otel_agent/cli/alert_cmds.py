@@ -52,7 +52,16 @@ def alerts(
             result = deliveries_table(src, limit=max_rows, max_rows=max_rows)
         else:
             result = alerts_table(src, state=state, rule=rule, max_rows=max_rows)
-            keep = [i for i, c in enumerate(result.columns) if c != "evidence"]  # --history / the console show it
+            # the evidence is for --format json and the console; on a terminal, columns no alert has a value in
+            # give their width to the summary
+            optional = (
+                {"acknowledged_by", "silenced_until", "resolved_at", "acknowledged_at"} if fmt == "table" else set()
+            )
+            empty = {
+                c for i, c in enumerate(result.columns) if c in optional and all(r[i] is None for r in result.rows)
+            }
+            hidden = {"evidence", "acknowledged_at", "rule_kind", "times_fired"} if fmt == "table" else {"evidence"}
+            keep = [i for i, c in enumerate(result.columns) if c not in hidden and c not in empty]
             result = result.with_rows(
                 [result.columns[i] for i in keep],
                 [result.types[i] for i in keep],

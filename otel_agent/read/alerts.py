@@ -174,16 +174,16 @@ silences AS (
     FROM alert_events WHERE event IN ('silenced', 'unsilenced') GROUP BY rule, alert_key
 ),
 alerts AS (
-    SELECT l.rule, l.alert_key,
-           CASE WHEN l.last_event = 'firing' THEN 'firing' ELSE 'resolved' END AS state,
-           l.severity, l.summary, l.rule_kind, l.fired_at,
-           CASE WHEN l.last_event = 'resolved' THEN l.resolved_at END AS resolved_at,
+    SELECT CASE WHEN l.last_event = 'firing' THEN 'firing' ELSE 'resolved' END AS state,
+           l.severity, l.rule, l.alert_key, l.fired_at,
            CASE WHEN a.acknowledged_at >= l.fired_at THEN a.acknowledged_by END AS acknowledged_by,
-           CASE WHEN a.acknowledged_at >= l.fired_at THEN a.acknowledged_at END AS acknowledged_at,
            (SELECT max(s.until) FROM silences s
             WHERE s.rule = l.rule AND s.alert_key IN (l.alert_key, '*') AND s.last_event = 'silenced'
               AND s.until > now()) AS silenced_until,
-           l.times_fired, l.evidence
+           CASE WHEN l.last_event = 'resolved' THEN l.resolved_at END AS resolved_at,
+           l.summary,
+           CASE WHEN a.acknowledged_at >= l.fired_at THEN a.acknowledged_at END AS acknowledged_at,
+           l.rule_kind, l.times_fired, l.evidence
     FROM life l LEFT JOIN acks a USING (rule, alert_key)
 )
 SELECT * FROM alerts
@@ -236,7 +236,7 @@ def alerts_table(
     if state is not None and state not in STATES:
         raise InvalidPayloadError(f"an alert state is one of {', '.join(STATES)}, not {state[:40]!r}")
     if not _has_alerts(src):
-        return _empty("rule alert_key state severity summary fired_at resolved_at acknowledged_by")
+        return _empty("state severity rule alert_key fired_at acknowledged_by silenced_until resolved_at summary")
     return src.table(ALERTS_SQL, {"state": state, "rule": rule, "limit": limit}, max_rows=max_rows)
 
 
