@@ -15,6 +15,11 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import otel_agent.instrument as oi
+from otel_agent.demo.telemetry import make_provider, otlp_exporter
+from otel_agent.query.client import run_sql
+from otel_agent.server.receiver import Receiver
+from tests.conftest import wait_until
 from tests.loopback_http import LoopbackServer, reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,3 +118,22 @@ class Worker:
         if self.proc.poll() is None:
             self.proc.kill()  # SIGKILL
         self.proc.wait(timeout=30)
+
+
+RULES = """
+[[rule]]
+name = "runs_seen"
+kind = "sql"
+severity = "critical"
+query = "SELECT run_id AS key, 'run ' || run_id || ' is here' AS summary, status FROM runs"
+"""
+
+
+def send_run(receiver: Receiver, run_id: str) -> None:
+    provider = make_provider("alerts-cli", otlp_exporter(receiver.grpc_address))
+    with oi.use_tracer_provider(provider), oi.flow_run("w", run_id=run_id):
+        pass
+    provider.shutdown()
+    db = receiver.config.db
+    wait_until(lambda: run_sql("SELECT count(*) FROM runs WHERE run_id = ?", [db], params=[run_id]).rows == [(1,)],
+               f"run {run_id}")  # fmt: skip

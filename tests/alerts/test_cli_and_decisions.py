@@ -10,31 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import otel_agent.instrument as oi
-from otel_agent.demo.telemetry import make_provider, otlp_exporter
-from otel_agent.query.client import run_sql
 from otel_agent.server.receiver import Receiver
-from tests.alerts.support import SECRET, SECRET_ENV, WebhookSink, webhook_section, write_rules
+from tests.alerts.support import RULES, SECRET, SECRET_ENV, WebhookSink, send_run, webhook_section, write_rules
 from tests.cli.conftest import invoke, run_process
 from tests.conftest import wait_until
-
-RULES = """
-[[rule]]
-name = "runs_seen"
-kind = "sql"
-severity = "critical"
-query = "SELECT run_id AS key, 'run ' || run_id || ' is here' AS summary, status FROM runs"
-"""
-
-
-def send_run(receiver: Receiver, run_id: str) -> None:
-    provider = make_provider("alerts-cli", otlp_exporter(receiver.grpc_address))
-    with oi.use_tracer_provider(provider), oi.flow_run("w", run_id=run_id):
-        pass
-    provider.shutdown()
-    db = receiver.config.db
-    wait_until(lambda: run_sql("SELECT count(*) FROM runs WHERE run_id = ?", [db], params=[run_id]).rows == [(1,)],
-               f"run {run_id}")  # fmt: skip
 
 
 def rows(*args: str) -> list[dict]:

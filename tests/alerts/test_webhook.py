@@ -12,8 +12,7 @@ import pytest
 
 from otel_agent.query.client import run_sql
 from otel_agent.server.receiver import Receiver
-from tests.alerts.support import SECRET, SECRET_ENV, WebhookSink, webhook_section, write_rules
-from tests.alerts.test_cli_and_decisions import RULES, send_run
+from tests.alerts.support import RULES, SECRET, SECRET_ENV, WebhookSink, send_run, webhook_section, write_rules
 from tests.conftest import wait_until
 
 ATTEMPTS = """
