@@ -176,8 +176,16 @@ class Evaluator:
         events: list[AlertEvent] = []
         # what is firing changes only with what was stored: a failed write leaves it as it was
         active_before, pending_before = dict(self.active), dict(self.pending)
+        shared: dict[Any, list[Rule]] = {}
         for rule in self.rules.rules:
-            found = self._run(rule, deadline, as_of)
+            if rule.shared_query is not None:
+                shared.setdefault(rule.shared_query, []).append(rule)
+        results: dict[str, dict[str, dict[str, Any]] | None] = {}
+        for rule in self.rules.rules:
+            if rule.name not in results:
+                group = shared.get(rule.shared_query, [rule]) if rule.shared_query is not None else [rule]
+                results.update(self._run(group, deadline, as_of))
+            found = results[rule.name]
             if found is not None:
                 # a result cut at MAX_ALERTS_PER_RULE is not the whole truth: nothing of the rule resolves on it
                 complete = not self.stats.rules[rule.name].was_cut
@@ -203,43 +211,62 @@ class Evaluator:
         self.stats.last_at = time.time()
         return events
 
-    def _run(self, rule: Rule, deadline: float, as_of: _dt.datetime) -> dict[str, dict[str, Any]] | None:
-        """key → row of the rule's query as of ``as_of``; None when it failed or ran out of time (nothing
-        changes)."""
-        stats = self.stats.rules.setdefault(rule.name, RuleStats())
-        stats.evaluations += 1
+    def _run(
+        self, group: list[Rule], deadline: float, as_of: _dt.datetime
+    ) -> dict[str, dict[str, dict[str, Any]] | None]:
+        """rule name → (key → row of its query as of ``as_of``), for one rule or a group sharing one query (their
+        rows told apart by ``state``); None for a rule whose query failed or ran out of time (nothing changes)."""
+        rule = group[0]
+        every = [self.stats.rules.setdefault(r.name, RuleStats()) for r in group]
         began = time.monotonic()
-        sql, params = (rule.sql, []) if rule.kind == "sql" else positional(rule.sql, {**rule.params, "now": as_of})
+        if rule.kind == "sql":
+            sql, params = rule.sql, []
+        else:
+            values = {**rule.params, "now": as_of}
+            if len(group) > 1:
+                values["states"] = [r.params["states"][0] for r in group]
+            sql, params = positional(rule.sql, values)
         try:
             result = run_query(
-                self.con, sql, params, max_rows=MAX_ALERTS_PER_RULE, max_bytes=None, timeout_s=self.timeout_s,
-                deadline=deadline,
+                self.con, sql, params, max_rows=MAX_ALERTS_PER_RULE * len(group), max_bytes=None,
+                timeout_s=self.timeout_s, deadline=deadline,
             )  # fmt: skip
         except OtelAgentError as exc:
-            stats.failures += 1
             message = " ".join(str(exc).split())[:300]
-            if message != stats.last_error:
-                log.warning("alerts: rule %s was not evaluated: %s", rule.name, message)
-            stats.last_error = message
-            return None
-        finally:
+            for r, stats in zip(group, every, strict=True):
+                stats.evaluations += 1
+                stats.failures += 1
+                if message != stats.last_error:
+                    log.warning("alerts: rule %s was not evaluated: %s", r.name, message)
+                stats.last_error = message
+                stats.last_seconds = time.monotonic() - began
+            return dict.fromkeys((r.name for r in group), None)
+        out: dict[str, dict[str, dict[str, Any]] | None] = {}
+        for r, stats in zip(group, every, strict=True):
+            stats.evaluations += 1
             stats.last_seconds = time.monotonic() - began
+            out[r.name] = self._rows(r, stats, result, len(group) > 1)
+        return out
+
+    def _rows(self, rule: Rule, stats: RuleStats, result: Any, shared: bool) -> dict[str, dict[str, Any]] | None:
         if stats.last_error is not None:
             log.info("alerts: rule %s is evaluated again", rule.name)
         stats.last_error = None
-        if result.truncated:
-            if not stats.was_cut:  # it starts being cut
-                log.warning("alerts: rule %s: more than %d alerts; the first are kept", rule.name, MAX_ALERTS_PER_RULE)
-            stats.cut += 1
-        stats.was_cut = result.truncated
         if "key" not in result.columns:
             stats.failures += 1
             stats.last_error = "the query has no key column"
             log.warning("alerts: rule %s: its query returns no column named key", rule.name)
             return None
+        docs = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+        if shared:
+            docs = [d for d in docs if d.get("state") == rule.params["states"][0]]
+        cut = result.truncated and (not shared or len(docs) >= MAX_ALERTS_PER_RULE)
+        if cut and not stats.was_cut:  # it starts being cut
+            log.warning("alerts: rule %s: more than %d alerts; the first are kept", rule.name, MAX_ALERTS_PER_RULE)
+        stats.cut += int(cut)
+        stats.was_cut = result.truncated  # a shared result cut anywhere resolves nothing of its rules
         found: dict[str, dict[str, Any]] = {}
-        for row in result.rows:
-            doc = dict(zip(result.columns, row, strict=True))
+        for doc in docs[:MAX_ALERTS_PER_RULE]:
             found.setdefault(_key(doc.get("key")), doc)
         return found
 
