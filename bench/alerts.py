@@ -178,6 +178,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="ingest rounds with and without evaluation, alternating")
     ap.add_argument("--interval", type=float, default=1.0, help="seconds between evaluations in the ingest rounds")
     ap.add_argument("--dir", default=None, help="where the store goes (default: a temporary directory)")
+    ap.add_argument("--reuse", action="store_true", help="a store already in --dir is measured as it is (no fill)")
     args = ap.parse_args()
     import logging
 
@@ -192,10 +193,16 @@ def main() -> None:
     now_ns = time.time_ns()
     span_ns = DAY_NS // max(n_runs, 1)
     print(f"load average {os.getloadavg()}; store {db}; {n_runs:,} runs of {derive.SPANS_PER_RUN} spans over 24 h")
+    reused = args.reuse and Path(db).exists()
     receiver = start_receiver(db, str(rules))
     try:
-        seconds = send_runs(receiver.grpc_port, 0, n_runs, now_ns - DAY_NS, span_ns)
-        print(f"filled {n_runs * derive.SPANS_PER_RUN:,} spans in {seconds:.0f} s; waiting for the maintained state…")
+        if reused:
+            print("the store in --dir as it is (--reuse): its runs are as old as when it was filled")
+        else:
+            seconds = send_runs(receiver.grpc_port, 0, n_runs, now_ns - DAY_NS, span_ns)
+            print(
+                f"filled {n_runs * derive.SPANS_PER_RUN:,} spans in {seconds:.0f} s; waiting for the maintained state…"
+            )
         wait_derived(receiver)
         evaluator = receiver.alerts.evaluator
         evaluator.evaluate()  # warm-up (and the first alerts: every later evaluation has nothing new to write)
