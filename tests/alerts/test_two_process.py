@@ -136,3 +136,51 @@ severity = "critical"
         verified = "SELECT state FROM receipt_state WHERE operation_id = 'op_alert_stuck'"
         wait_until(lambda: run_sql(verified, [db]).rows == [("verified",)], "the operation verified")
         assert len(sink.deliveries) == 2  # evaluations went on meanwhile: nothing fired twice
+
+
+def test_a_run_killed_midway_is_listed_unfinished_and_its_alert_fires(
+    make_receiver: Callable[..., Receiver], tmp_path: Path
+) -> None:
+    """The worker's run never ends (SIGKILL): its transitions are stored, its run span never is. Until runs in
+    progress are recorded (issue 36 §1: 'running', then 'abandoned', and the run_abandoned kind), the runs view
+    lists it as incomplete, and an SQL rule over that fires for it."""
+    rules = write_rules(
+        tmp_path / "rules.toml",
+        """
+[[rule]]
+name = "run_unfinished"
+kind = "sql"
+query = "SELECT run_id AS key, status, span_count FROM runs WHERE status = 'incomplete'"
+
+[[rule]]
+name = "run_abandoned"
+kind = "run_abandoned"
+""",
+    )
+    receiver = make_receiver(alert_rules=rules, alert_interval_s=3600)
+    db = receiver.config.db
+    provider = make_provider("alerts-test-delegator", otlp_exporter(receiver.grpc_address))
+    try:
+        with oi.use_tracer_provider(provider), oi.flow_run("alerts_test", run_id="run_delegator"):
+            handoff = oi.delegate("summary_report", operation_id="op_killed_run")
+        assert provider.force_flush()
+    finally:
+        provider.shutdown()
+    worker = Worker(
+        {"carrier": handoff.carrier, "endpoint": receiver.grpc_address, "expected_artifact": "summary_report",
+         "mode": "hang", "run_id": "run_worker_killed"}
+    )  # fmt: skip
+    try:
+        worker.expect("accepted")
+        os.kill(worker.proc.pid, signal.SIGKILL)
+        assert worker.proc.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        worker.kill()
+    listed = "SELECT run_id, status FROM runs ORDER BY run_id"
+    wait_until(
+        lambda: run_sql(listed, [db]).rows == [("run_delegator", "ok"), ("run_worker_killed", "incomplete")],
+        "the killed worker's run in the runs view",
+    )
+    events = receiver.alerts.evaluator.evaluate()
+    assert [(e.event, e.rule, e.alert_key) for e in events] == [("firing", "run_unfinished", "run_worker_killed")]
+    assert receiver.alerts.evaluator.stats.rules["run_abandoned"].failures == 0

@@ -1,13 +1,15 @@
 """A handoff worker for tests/alerts, a separate OS process (``python -m tests.alerts.worker``).
 
 On stdin one JSON job: ``{"carrier": {...}, "endpoint": "127.0.0.1:PORT", "expected_artifact": "...",
-"mode": "hang" | "complete"}``. It accepts the handoff with its own TracerProvider (service
-``alerts-test-worker``) exporting OTLP/gRPC to the receiver, flushes, says ``{"event": "accepted"}`` on stdout,
-then either hangs (the test SIGKILLs it: its work span never ends) or records the completion and exits.
+"mode": "hang" | "complete", "run_id": "..." (optional: the work inside a flow run of that id)}``. It accepts the
+handoff with its own TracerProvider (service ``alerts-test-worker``) exporting OTLP/gRPC to the receiver, flushes,
+says ``{"event": "accepted"}`` on stdout, then either hangs (the test SIGKILLs it: its work span never ends) or
+records the completion and exits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -22,7 +24,8 @@ def main() -> None:
 
     job = json.loads(sys.stdin.readline())
     provider = make_provider(WORKER_SERVICE, otlp_exporter(job["endpoint"]))
-    with oi.use_tracer_provider(provider):
+    run = oi.flow_run("alerts_worker", run_id=job["run_id"]) if job.get("run_id") else contextlib.nullcontext()
+    with oi.use_tracer_provider(provider), run:
         with oi.accept(job["carrier"], expected_artifact=job["expected_artifact"]) as work:
             assert oi.flush()
             print(json.dumps({"event": "accepted", "pid": os.getpid(), "handoff_id": work.handoff_id}), flush=True)
