@@ -5,6 +5,10 @@
 - Otherwise ``otel_agent._native`` is compiled (setuptools-rust, release profile) into a wheel for this platform;
   a failed compile still gives a working package, pure Python (``optional=True``).
 
+The view documents (``SHIPPED_DOCS``: docs/views-runs.md, docs/views-evidence.md, docs/schema.md) are copied into the
+package as ``otel_agent/_docs/`` when it is built, so that an installed package serves them (the MCP server's
+resources, ``otel_agent.read.schema.document``); in a checkout they are read from docs/.
+
 Every build starts from fresh build directories: a ``build/`` or ``otel_agent.egg-info/`` left in the source tree
 by an earlier build (of another version, or of files since removed) is neither read nor reused, so what a wheel
 holds is what the tree holds now.
@@ -16,11 +20,15 @@ import atexit
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build import build
+from setuptools.command.build_py import build_py
 
 PURE_ENV = "OTEL_AGENT_PURE_PYTHON"
+SHIPPED_DOCS = ("views-runs.md", "views-evidence.md", "schema.md")
+"""The documents copied from docs/ into the package as otel_agent/_docs/ (MANIFEST.in puts them in the sdist)."""
 
 
 def want_native() -> bool:
@@ -46,6 +54,17 @@ class FreshBuild(build):
         self.build_base = _scratch
 
 
+class BuildWithDocs(build_py):
+    """The package's modules and data, and the view documents from docs/ as ``otel_agent/_docs/``."""
+
+    def run(self) -> None:
+        super().run()
+        target = Path(self.build_lib) / "otel_agent" / "_docs"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in SHIPPED_DOCS:
+            self.copy_file(str(Path("docs") / name), str(target / name))
+
+
 extras: dict = {}
 if want_native():
     from setuptools_rust import Binding, RustExtension
@@ -56,4 +75,4 @@ if want_native():
     # the extension uses the stable ABI of Python 3.11 (pyo3's abi3-py311): one wheel for CPython 3.11 and later
     extras["options"] = {"bdist_wheel": {"py_limited_api": "cp311"}}
 
-setup(cmdclass={"build": FreshBuild}, **extras)
+setup(cmdclass={"build": FreshBuild, "build_py": BuildWithDocs}, **extras)

@@ -15,11 +15,13 @@ import os
 import random
 import tempfile
 import time
+from concurrent.futures import Future
 
 import pyarrow as pa
 
 from otel_agent.fold.batch import FoldedBatch
 from otel_agent.fold.traces import SPAN_EVENTS_SCHEMA, SPAN_LINKS_SCHEMA, SPANS_SCHEMA
+from otel_agent.ingest.jobs import BatchJob
 from otel_agent.ingest.writer import Writer
 from otel_agent.store.database import open_store
 
@@ -46,9 +48,14 @@ def make_batch(seq: int, rnd: random.Random) -> FoldedBatch:
 
 
 def timed(writer: Writer, batch: FoldedBatch) -> float:
+    """The writer's group commit of ``batch`` alone, called directly (the writer thread is idle)."""
+    job = BatchJob(batch, writer.admit(batch.payload_bytes), Future())
+    writer.group_commit.prepare(job)
     t = time.perf_counter()
-    writer._commit([batch])  # the writer thread's own commit, called directly (the thread is idle)
-    return time.perf_counter() - t
+    writer.group_commit.commit([job])
+    elapsed = time.perf_counter() - t
+    writer.release(job.admission)
+    return elapsed
 
 
 def plain_insert(con, batch: FoldedBatch) -> float:

@@ -1,5 +1,6 @@
-"""Retention and archive figures (docs/scale.md, "Lifecycle"): archive write throughput, Parquet bytes per span,
-delete step cost, and derived-query time over the live store vs over live ∪ archive.
+"""Retention and archive figures (docs/engineering/lifecycle-figures.md; the design: docs/scale.md, "Lifecycle"):
+archive write throughput, Parquet bytes per span, delete step cost, and derived-query time over the live store vs
+over live ∪ archive.
 
     nice python bench/lifecycle.py --spans 200000
     nice python bench/lifecycle.py --spans 10000000 --build-parts 2 --runs 1 --repeat 1 --archive-only

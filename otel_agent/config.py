@@ -98,6 +98,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Share of --memory-limit that DuckDB's cache of the store's blocks may fill before the writer re-attaches "
         "the store to empty it (0: never; docs/scale.md).",
     ),
+    Setting(
+        "run_silence_s",
+        600.0,
+        float,
+        "Seconds a running run may go without a span starting or ending before runs shows it as abandoned "
+        "(docs/views-runs.md, Runs in progress).",
+    ),
     Setting("log_level", "info", str, "How much the receiver logs.", choices=LOG_LEVELS),
     Setting(
         "retention",
@@ -227,6 +234,7 @@ class ReceiverConfig:
     checkpoint_threshold: str = BY_NAME["checkpoint_threshold"].default
     memory_limit: str = BY_NAME["memory_limit"].default
     block_cache_share: float = BY_NAME["block_cache_share"].default
+    run_silence_s: float = BY_NAME["run_silence_s"].default
     log_level: str = BY_NAME["log_level"].default
     retention: str | None = None
     max_db_bytes: int | None = None
@@ -262,6 +270,8 @@ class ReceiverConfig:
             raise ConfigError("decode_timeout_s must be positive")
         if not 0 <= self.block_cache_share < 1:
             raise ConfigError("block_cache_share must be at least 0 and below 1")
+        if self.run_silence_s <= 0:
+            raise ConfigError("run_silence_s must be positive")
         if self.retention is not None:
             parse_duration(self.retention)
         if self.max_db_bytes is not None and self.max_db_bytes <= 0:

@@ -163,7 +163,7 @@ def build_tree(rows: list[dict[str, Any]], show_all: bool) -> list[str]:
 
 def summary(run: dict[str, Any]) -> list[str]:
     status = run["status"]
-    color = {"ok": "green", "error": "red", "incomplete": "yellow"}.get(status)
+    color = {"ok": "green", "error": "red", "running": "cyan", "abandoned": "yellow"}.get(status)
     head = f"run {run['run_id']}  {run.get('workflow_name') or ''}  " + click.style(status, fg=color, bold=True)
     if run.get("error_type"):
         head += f" ({run['error_type']})"
@@ -202,7 +202,10 @@ def summary(run: dict[str, Any]) -> list[str]:
 @reading_options
 @limit_option(20, "runs (most recent first)")
 @click.option(
-    "--status", type=click.Choice(["ok", "error", "incomplete"]), default=None, help="Only runs in this state."
+    "--status",
+    type=click.Choice(["ok", "error", "running", "abandoned"]),
+    default=None,
+    help="Only runs in this state.",
 )
 def runs_command(where: Where, fmt: str, max_rows: int, limit: int, status: str | None) -> None:
     """Recent runs: status, duration, calls, tokens, cost, guard blocks, errors."""

@@ -2,17 +2,23 @@
 
 The writer runs DuckDB's CHECKPOINT itself, on its thread, right after a group commit's replies (never inside a
 COMMIT that requests wait on), once the WAL has grown by the threshold — or by ``IDLE_CHECKPOINT_FRACTION`` of it
-when no request is waiting. This module decides *when*; the writer runs it, counts it, and then lets the block
-cache's recycle policy (``store.recycle``) look at DuckDB's cache.
+when no request is waiting. ``CheckpointPolicy`` decides *when*; ``Checkpointer`` runs it for the writer thread,
+counts it, and then lets the block cache's recycle policy (``store.recycle``) look at DuckDB's cache.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 
 import duckdb
 
+from otel_agent.ingest.writer_stats import WriterStats, timed_stage
 from otel_agent.store.database import setting_bytes
+from otel_agent.store.recycle import BlockCache
+
+log = logging.getLogger(__name__)
 
 CHECKPOINT_BACKSTOP = 4
 """DuckDB's own threshold is set this many times the configured one: it checkpoints inside a COMMIT only when one
@@ -79,3 +85,42 @@ class CheckpointPolicy:
     def done(self) -> None:
         """A checkpoint ran: the next is due one threshold past what the WAL still holds."""
         self._at = self.wal_bytes() + self.threshold
+
+
+class Checkpointer:
+    """Runs the checkpoints ``policy`` calls for on ``con``, on the writer thread after a group commit's replies;
+    counts them in ``stats``; then lets ``block_cache`` decide whether the store is re-attached."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, policy: CheckpointPolicy, block_cache: BlockCache, stats: WriterStats
+    ) -> None:
+        self.con = con
+        self.policy = policy
+        self.block_cache = block_cache
+        self.stats = stats
+
+    def after_group(self, *, waiting: bool) -> None:
+        """CHECKPOINT when the policy says so (the WAL grown by the threshold, or by ``IDLE_CHECKPOINT_FRACTION``
+        of it when no request is ``waiting``), so it never runs beside a commit. A failure is logged; DuckDB's own
+        checkpoint (at ``CHECKPOINT_BACKSTOP`` times the threshold) and the next attempt remain. Then the block
+        cache's recycle policy (``store.recycle``) looks at DuckDB's cache of the store's blocks."""
+        due = self.policy.due(waiting=waiting)
+        if due is None:
+            return
+        started, cpu_started = time.perf_counter(), time.thread_time()
+        try:
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            log.warning("checkpoint after a group commit failed: %s", exc)
+        elapsed = time.perf_counter() - started
+        self.stats.stage_cpu_seconds["checkpoint"] += time.thread_time() - cpu_started
+        self.policy.done()
+        self.stats.checkpoints += 1
+        self.stats.idle_checkpoints += not due
+        self.stats.stage_seconds["checkpoint"] += elapsed
+        self.stats.commit_seconds += elapsed
+        with timed_stage(self.stats, "recycle"):
+            try:
+                self.block_cache.after_checkpoint()
+            except duckdb.Error as exc:  # the next commit attaches it again (BlockCache.ensure_attached)
+                log.warning("re-attaching the store after a checkpoint failed: %s", exc)

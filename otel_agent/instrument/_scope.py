@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, ClassVar, Self, TypeVar
@@ -27,7 +29,31 @@ from ._validate import ref as valid_ref
 from .errors import InstrumentError, InvalidValueError, NotActiveError
 
 F = TypeVar("F", bound=Callable[..., Any])
+_log = logging.getLogger("otel_agent.instrument")
 AttributeValue = str | bool | int | float | Sequence[str] | Sequence[int] | Sequence[float] | Sequence[bool]
+
+
+def _announce(tracer: trace.Tracer, span: Span, name: str, kind: SpanKind, attrs: Mapping[str, AttributeValue]) -> None:
+    """Announce that ``span`` has started: a span is exported only when it ends, so a 40-minute run would be
+    invisible for 40 minutes (and one that dies, for ever). The announcement is Logfire's pending span — a child
+    of ``span`` that starts and ends at its start, with its attributes, ``logfire.span_type = pending_span`` and
+    ``logfire.pending_parent_id`` (``span``'s parent, zeros for a root) — exported like any ended span, so within
+    the span processor's delay (a BatchSpanProcessor's schedule delay: 5 s by default). The store reads it as
+    ``span`` in progress until ``span`` itself arrives (docs/views-runs.md "Runs in progress"). Never raises."""
+    try:
+        start = getattr(span, "start_time", None) or time.time_ns()
+        parent = getattr(span, "parent", None)
+        pending_attrs = dict(attrs)
+        pending_attrs[A.PENDING_SPAN_TYPE] = A.PENDING_SPAN
+        pending_attrs[A.PENDING_PARENT_ID] = (
+            format(parent.span_id, "016x") if parent is not None and parent.is_valid else A.NO_PARENT_ID
+        )
+        pending = tracer.start_span(
+            name, context=trace.set_span_in_context(span), kind=kind, attributes=pending_attrs, start_time=start
+        )
+        pending.end(end_time=start)
+    except Exception:  # instrumentation never breaks the agent
+        _log.warning("otel_agent: announcing %r failed", name, exc_info=True)
 
 
 class Scope:
@@ -154,6 +180,8 @@ class SpanHelper:
     __slots__ = ("_bind_token", "_misuse", "_otel_token", "_provider", "_refs", "_scope_token", "_span", "_state")
     _TAKES_REFS: ClassVar[bool] = False
     """Whether the work has an input / output ref (flow runs, steps, skills, provider calls, tool invocations)."""
+    _ANNOUNCES: ClassVar[bool] = False
+    """Whether its start is announced at once by a pending span (runs and steps: ``_announce``)."""
 
     def __init__(self, tracer_provider: TracerProvider | None = None) -> None:
         # Only what is read before __enter__; the other slots are assigned there (fewer stores on the no-SDK path).
@@ -203,6 +231,8 @@ class SpanHelper:
                 attrs[A.MISUSE] = as_attribute(misuse)
             span = self._span = tracer.start_span(name, kind=kind, attributes=attrs, links=links)
             self._otel_token = otel_context.attach(trace.set_span_in_context(span))
+            if self._ANNOUNCES:
+                _announce(tracer, span, name, kind, attrs)
         self._scope_token = _SCOPE.set(self._child_scope(parent))
         self._state = 1
         if span is not None:

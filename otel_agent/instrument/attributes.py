@@ -48,6 +48,14 @@ OP_APPLY_GUARDRAIL: Final = "apply_guardrail"
 OP_CHAT: Final = "chat"
 INFERENCE_OPERATIONS: Final = frozenset({"chat", "text_completion", "generate_content", "embeddings", "retrieval"})
 
+# Logfire's "pending span" (no OpenTelemetry convention exists for in-progress spans; the spec's open request
+# points at this one): a span announcing that its parent span has started. Emitted for runs and steps as Logfire
+# emits it, so that the store reads one shape from both (docs/semconv.md "Runs in progress").
+PENDING_SPAN_TYPE: Final = "logfire.span_type"
+PENDING_SPAN: Final = "pending_span"
+PENDING_PARENT_ID: Final = "logfire.pending_parent_id"
+NO_PARENT_ID: Final = "0000000000000000"
+
 # --- project names: common ----------------------------------------------------------------------------------
 RECORD_KIND: Final = "otel_agent.record.kind"
 RUN_ID: Final = "otel_agent.run.id"

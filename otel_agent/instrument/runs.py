@@ -42,6 +42,7 @@ class FlowRun(SpanHelper):
         "workflow",
     )
     _TAKES_REFS = True
+    _ANNOUNCES = True
 
     def __init__(
         self,
@@ -206,6 +207,7 @@ class Step(_IdentifiedHelper):
 
     __slots__ = ("iteration", "name")
     _ID_PREFIX = "step"
+    _ANNOUNCES = True
 
     def __init__(
         self,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import duckdb
@@ -93,7 +92,7 @@ def build_server(backend: Backend) -> MCPServer:
         limit: int = 20,
     ) -> str:
         """Runs, newest first (or by sort: start, duration, cost, calls, tokens, errors; descending). Filters:
-        status (ok, error, incomplete), service, agent (exact names), text (in the run id, workflow or agent
+        status (ok, error, running, abandoned), service, agent (exact names), text (in the run id, workflow or agent
         name), since/until (ISO 8601 UTC or relative: -24h, -7d), min_cost_usd, only_errors."""
         if status is not None and status not in runs.STATUSES:
             raise ToolError(f"status is one of {', '.join(runs.STATUSES)}")
@@ -289,10 +288,10 @@ def build_server(backend: Backend) -> MCPServer:
         server.tool(name=verb, annotations=WRITES)(review_tool(verb))
 
     def document(name: str) -> str:
-        path = Path(__file__).resolve().parents[2] / DOCS[name]
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-        found = read(lambda src: schema.columns(src))  # an installed package has no docs/: the columns instead
+        text = schema.document(DOCS[name])  # shipped in the package (otel_agent/_docs/), or a checkout's docs/
+        if text is not None:
+            return text
+        found = read(lambda src: schema.columns(src))  # a package built without them: the columns instead
         lines = [f"# Public views (this store's columns; the full text is {DOCS[name]} in the repository)", ""]
         lines += [f"- {v}.{c} {t}" for v, c, t in found.rows]
         return "\n".join(lines)

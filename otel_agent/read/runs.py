@@ -18,7 +18,7 @@ from otel_agent.read.source import CursorSource, Source, Table, named
 from otel_agent.store.maintained import reads_maintained_runs
 
 SORTS = ("start", "duration", "cost", "calls", "tokens", "errors")
-STATUSES = ("ok", "error", "incomplete")
+STATUSES = ("ok", "error", "running", "abandoned")
 MAX_TREE = 5000
 
 

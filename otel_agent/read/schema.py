@@ -4,6 +4,9 @@ never listed. tests/read checks this list against the documents' headings."""
 
 from __future__ import annotations
 
+from importlib import resources
+from pathlib import Path
+
 from otel_agent.read.source import Source, Table
 
 RAW_TABLES = ("spans", "span_events", "span_links", "logs", "metric_points")
@@ -24,6 +27,21 @@ EVIDENCE_VIEWS = (
 )  # fmt: skip
 PUBLIC = (*RUN_VIEWS, *EVIDENCE_VIEWS, *RAW_TABLES)
 DOCS = {"runs": "docs/views-runs.md", "evidence": "docs/views-evidence.md", "raw": "docs/schema.md"}
+SHIPPED_DOCS = "_docs"
+"""Where an installed package holds those documents (otel_agent/_docs/, copied from docs/ by setup.py's build)."""
+
+
+def document(path: str) -> str | None:
+    """The text of one of ``DOCS``'s documents (``docs/views-runs.md``, …): the installed package's copy, or in a
+    checkout the file under docs/; None when neither is there."""
+    name = Path(path).name
+    if name not in {Path(p).name for p in DOCS.values()}:
+        return None
+    shipped = resources.files("otel_agent") / SHIPPED_DOCS / name
+    if shipped.is_file():
+        return shipped.read_text(encoding="utf-8")
+    checkout = Path(__file__).resolve().parents[2] / "docs" / name
+    return checkout.read_text(encoding="utf-8") if checkout.is_file() else None
 
 
 def columns(src: Source, name: str | None = None) -> Table:

@@ -1,5 +1,6 @@
-"""OTLP over HTTP (protobuf and JSON, gzip), the QueryService at POST /v1/query, the ReviewService at
-POST /v1/review and /v1/writer_trust, and GET /healthz.
+"""OTLP over HTTP (protobuf and JSON, gzip), span annotations as Phoenix sends them (POST /v1/span_annotations,
+``server.annotations``), the QueryService at POST /v1/query, the ReviewService at POST /v1/review and
+/v1/writer_trust, and GET /healthz.
 
 Status codes follow the one table in ``otel_agent.errors``; error bodies are ``google.rpc.Status`` in the
 request's encoding; 429/503 carry ``Retry-After``.
@@ -13,6 +14,7 @@ import logging
 import math
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -26,10 +28,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from otel_agent.errors import OtelAgentError, log_error_reply, status_for
+from otel_agent.errors import OtelAgentError, UnsupportedMediaTypeError, log_error_reply, status_for
 from otel_agent.fold.decode import JSON, PROTOBUF
 from otel_agent.fold.otlp_json import response_json
-from otel_agent.server import wrong_protocol
+from otel_agent.server import annotations, wrong_protocol
 from otel_agent.server.api import ApiMethod, api_methods, parse_request
 from otel_agent.server.http_body import MEDIA_TYPE, body_format, declared_length, read_body
 from otel_agent.server.pipeline import IngestPipeline
@@ -110,6 +112,26 @@ def build_app(
 
         return endpoint
 
+    async def span_annotations(request: Request) -> Response:
+        """Phoenix's span annotations, stored as gen_ai.evaluation.result log records (``server.annotations``)
+        through the logs path: the ``ingest`` role, the in-flight bound, acknowledged after COMMIT."""
+        fmt = JSON
+        try:
+            if body_format(request) != JSON:
+                raise UnsupportedMediaTypeError("span annotations are JSON (Content-Type: application/json)")
+            principal = pipeline.gate(request.headers.get("authorization"))
+            admission = pipeline.admit(declared_length(request, max_body_bytes))
+            try:
+                body = await read_body(request, max_body_bytes, reserve=lambda n: pipeline.reserve(admission, n))
+                payload, ids = annotations.to_otlp_logs(body, time.time_ns())
+            except BaseException:
+                pipeline.writer.release(admission)
+                raise
+            await run_in_threadpool(pipeline.export, "logs", JSON, payload, principal, admission)
+        except Exception as exc:
+            return error_response(exc, fmt, request)
+        return JSONResponse({"data": [{"id": rid} for rid in ids]})
+
     def api_endpoint(method: ApiMethod) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> Response:
             fmt = _reply_format(request)
@@ -149,6 +171,7 @@ def build_app(
     routes: list[BaseRoute] = [
         Route(spec.http_path, otlp_endpoint(spec.name), methods=["POST"]) for spec in SIGNALS.values()
     ]
+    routes += [Route(annotations.PATH, span_annotations, methods=["POST"])]
     routes += [Route(m.http_path, api_endpoint(m), methods=["POST"]) for m in api_methods(query, review)]
     routes += [Route("/healthz", healthz, methods=["GET"])]
     routes += list(extra_routes or ())

@@ -45,7 +45,7 @@ from otel_agent.server.http_transport import HttpServer, build_app
 from otel_agent.server.pipeline import IngestPipeline
 from otel_agent.server.query_service import QueryService
 from otel_agent.server.review_service import ReviewService
-from otel_agent.store.database import open_store
+from otel_agent.store.database import open_store, set_run_silence
 from otel_agent.store.discovery import discovery_path, read_discovery, write_discovery
 from otel_agent.store.maintained import DerivedState
 
@@ -151,6 +151,7 @@ class Receiver:
         preflight(config)
         self._created = config.db != ":memory:" and not Path(config.db).exists()
         self.con = _open(config)
+        set_run_silence(self.con, config.run_silence_s)
         checkpoints = take_over_checkpoints(self.con)  # before lock_down: it sets DuckDB's threshold
         history = _reads_archive(config)
         if history is not None:  # before lock_down: it names the one directory DuckDB may read

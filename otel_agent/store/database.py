@@ -240,6 +240,17 @@ def stored_fingerprint(con: duckdb.DuckDBPyConnection, catalog: str | None = Non
     return row[0][0] if row else None
 
 
+def set_run_silence(con: duckdb.DuckDBPyConnection, seconds: float) -> None:
+    """How long a running run may be silent before ``runs`` shows it abandoned: ``otel_agent_meta``
+    'run_silence_s', which ``oa_run_silence_s()`` reads (views/runs/010_functions.sql; applied when runs are read,
+    so no derived state is rebuilt)."""
+    with store_cursor(con) as cur:
+        cur.execute("BEGIN")
+        cur.execute("DELETE FROM otel_agent_meta WHERE key = 'run_silence_s'")
+        cur.execute("INSERT INTO otel_agent_meta VALUES ('run_silence_s', ?)", [repr(float(seconds))])
+        cur.execute("COMMIT")
+
+
 def apply_derived(con: duckdb.DuckDBPyConnection) -> None:
     """Apply the derived SQL (views, macros) of this release over the tables ``con`` names by default."""
     for folder in DERIVED_FOLDERS:

@@ -337,14 +337,14 @@ def test_per_run_macros_equal_the_views(demo_store: Path, view: str, macro: str)
     assert query(demo_store, f"SELECT count(*) AS n FROM {macro}(?)", ["run_none"])[0]["n"] == 0
 
 
-def test_incomplete_run_without_its_flow_run_span(tmp_path: Path) -> None:
-    """While a run is still going its flow_run span is not exported yet: the run shows as incomplete."""
+def test_running_run_without_its_flow_run_span(tmp_path: Path) -> None:
+    """While a run is still going its flow_run span is not exported yet: the run shows as running."""
     spans = [s for s in demo_spans(with_failing=False) if s.name != "invoke_workflow deep_research"]
     path = write_store(tmp_path / "partial.duckdb", spans)
     run = query(path, "SELECT * FROM runs")[0]
     assert (run["run_id"], run["status"], run["run_span_id"], run["steps"], run["provider_calls"]) == (
         RUN,
-        "incomplete",
+        "running",
         None,
         4,
         5,

@@ -1,6 +1,8 @@
 """The fake OpenAI-compatible server of tests/derived_runs/fake_openai.py, plus streamed answers: a request with
 ``"stream": true`` gets the same answer as server-sent events (role, a few content chunks or the tool call, the
-finish reason, then the usage chunk when ``stream_options.include_usage`` asks for it), as OpenAI sends them."""
+finish reason, then the usage chunk when ``stream_options.include_usage`` asks for it), as OpenAI sends them.
+``POST /v1/responses`` (the Responses API, which clients such as the AI SDK's default ``openai(model)`` call) gets
+a text answer, not streamed, with the same usage rule."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.derived_runs.fake_openai import DATED_SUFFIX, usage_for
 from tests.derived_runs.fake_openai import answer as scripted_answer
 from tests.loopback_http import LoopbackServer, reply
 
@@ -67,6 +70,37 @@ def stream_events(doc: dict[str, Any], include_usage: bool) -> list[dict[str, An
     return events
 
 
+def responses_answer(body: dict[str, Any], counter: int) -> dict[str, Any]:
+    """A Responses API answer: one assistant message of text. Usage as the chat script's: input tokens 100 + 10 ×
+    input items (a string input is one), 20 output tokens, 64 of the input cached and 5 of the output reasoning."""
+    items = body.get("input")
+    n_items = len(items) if isinstance(items, list) else 1
+    usage = usage_for(n_items, tool_call=False)
+    return {
+        "id": f"resp_{counter:04d}",
+        "object": "response",
+        "created_at": 1_700_000_000 + counter,
+        "status": "completed",
+        "model": str(body.get("model", "gpt-4o")) + DATED_SUFFIX,
+        "output": [
+            {
+                "type": "message",
+                "id": f"msg_{counter:04d}",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "It is sunny in Paris.", "annotations": []}],
+            }
+        ],
+        "usage": {
+            "input_tokens": usage["prompt_tokens"],
+            "input_tokens_details": {"cached_tokens": usage["prompt_tokens_details"]["cached_tokens"]},
+            "output_tokens": usage["completion_tokens"],
+            "output_tokens_details": {"reasoning_tokens": usage["completion_tokens_details"]["reasoning_tokens"]},
+            "total_tokens": usage["total_tokens"],
+        },
+    }
+
+
 class FakeStreamingOpenAI(LoopbackServer):
     """``with FakeStreamingOpenAI() as server:`` — base_url, requests, as FakeOpenAI."""
 
@@ -87,6 +121,9 @@ class FakeStreamingOpenAI(LoopbackServer):
                 with outer._lock:
                     outer.requests.append({"path": self.path, "body": body})
                     counter = len(outer.requests)
+                if self.path.rstrip("/").endswith("/responses") and not body.get("stream"):
+                    self._send(200, responses_answer(body, counter))
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                     return

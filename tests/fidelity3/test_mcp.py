@@ -6,8 +6,9 @@ instrumentation on the client; both export over OTLP/HTTP to one receiver on loo
 Ground truth (the client's own record of the calls it made and their results) against the views: each
 `tools/call` is one tool invocation of the agent's run, counted once although the client and the server both
 record it; the server's span, in another process, joins the caller's run through the trace context; the tool
-the server failed is the run's one error; the session's bookkeeping (`initialize`, `notifications/initialized`
-in traces of their own) makes no run. Re-sent spans change nothing.
+the server failed is the run's one error, shown on the client's tool row too (the client's span of the call carries
+no error: the answer's isError is on the server's span); the session's bookkeeping (`initialize`,
+`notifications/initialized` in traces of their own) makes no run. Re-sent spans change nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from otel_agent.read.runs import run_errors
+from otel_agent.read.source import CursorSource
+from otel_agent.store.database import store_cursor
 from tests.conftest import dict_rows
 from tests.fidelity3.resend import TwiceForwarder
 from tests.tools import needs_module
@@ -60,16 +64,35 @@ def test_mcp_client_server_pair(make_receiver: Any) -> None:
             "status": "ok",
             "tool_invocations": len(calls),
             "errors": sum(c["is_error"] for c in calls),
-            # the failed call's span in error is the server's, nested under the client's: a duplicate, not counted
-            "spans_in_error": 0,
+            # the failed call's counted row is the client's, in error with the server's answer (the server's own
+            # span in error is nested under it: a duplicate, not counted)
+            "spans_in_error": 1,
         }
     ]
     tools = dict_rows(
         receiver,
-        "SELECT tool_name, convention, span_name FROM tool_invocations ORDER BY start_time",
+        "SELECT tool_name, convention, span_name, is_error, error_type FROM tool_invocations ORDER BY start_time",
     )
     assert [t["tool_name"] for t in tools] == [c["name"] for c in calls]
     assert {t["convention"] for t in tools} == {"mcp"}  # the client's span is the counted one
+    # the tool result's isError, recorded on the server's span only, shows on the client's tool row
+    assert [(t["is_error"], t["error_type"]) for t in tools] == [
+        (False, None) if not c["is_error"] else (True, "tool_error") for c in calls
+    ]
+    # and in the tool health view, which counts the same calls
+    usage = dict_rows(receiver, "SELECT tool_name, calls, errors FROM tool_usage ORDER BY tool_name")
+    assert usage == [
+        {"tool_name": c["name"], "calls": 1, "errors": int(c["is_error"])}
+        for c in sorted(calls, key=lambda c: c["name"])
+    ]
+    # the run's errors (the read layer's, as `otel-agent run`, the console and MCP's get_run list them): the server's
+    # span where the failure began, then the client's tool call it failed, one failure
+    with store_cursor(receiver.con) as cursor:
+        errors = run_errors(CursorSource(cursor), truth["trace_id"])
+    assert [(e["span_name"], e["is_error_origin"], e["error_type"]) for e in errors] == [
+        ("tools/call get_forecast", True, "tool_error"),
+        ("MCP send tools/call get_forecast", False, "tool_error"),
+    ]
     # the server's spans (another process, another service) are in the caller's run, nested under the client's
     server = dict_rows(
         receiver,

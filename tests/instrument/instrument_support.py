@@ -12,6 +12,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_agent.instrument import attributes as A
 
 
+def _pending(span: ReadableSpan) -> bool:
+    return (span.attributes or {}).get(A.PENDING_SPAN_TYPE) == A.PENDING_SPAN
+
+
 class Spans:
     """Finished spans of one test, with lookups by record kind and name."""
 
@@ -21,7 +25,13 @@ class Spans:
 
     @property
     def all(self) -> tuple[ReadableSpan, ...]:
-        return self.exporter.get_finished_spans()
+        """The finished spans but the announcements of runs and steps that started (pending spans: ``pending``)."""
+        return tuple(s for s in self.exporter.get_finished_spans() if not _pending(s))
+
+    @property
+    def pending(self) -> tuple[ReadableSpan, ...]:
+        """The pending spans announcing that a run or step started (otel_agent/instrument/_scope.py _announce)."""
+        return tuple(s for s in self.exporter.get_finished_spans() if _pending(s))
 
     def kind(self, record_kind: str) -> list[ReadableSpan]:
         return [s for s in self.all if s.attributes.get(A.RECORD_KIND) == record_kind]

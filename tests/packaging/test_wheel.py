@@ -29,7 +29,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
 
 from otel_agent import __version__
 from tests.conftest import free_port
@@ -37,6 +40,8 @@ from tests.tools import missing_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 STALE_MODULE = "otel_agent/leftover_of_an_old_build.py"
+# the view documents a wheel carries (setup.py copies them from docs/): what the MCP server's resources read
+SHIPPED = {f"otel_agent/_docs/{n}": f"docs/{n}" for n in ("views-runs.md", "views-evidence.md", "schema.md")}
 # the repository's files: tracked, and new ones not ignored (a change not yet committed builds as it will)
 LS_FILES = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
 
@@ -132,7 +137,10 @@ def test_the_sdist_carries_the_rust_source_and_the_wheels_what_the_tree_holds(bu
         package = {n for n in names if n.startswith("otel_agent/")}
         assert len([n for n in package if n.startswith("otel_agent/_native")]) == compiled, wheel.name
         assert tracked - package == set(), wheel.name  # every tracked file of the package travels
-        assert {n for n in package - tracked if not n.startswith("otel_agent/_native")} == set(), wheel.name
+        # and nothing else but the compiled fold and the view documents, copied from docs/ as they are now
+        assert {n for n in package - tracked if not n.startswith("otel_agent/_native")} == set(SHIPPED), wheel.name
+        for name, source in SHIPPED.items():
+            assert zipfile.ZipFile(wheel).read(name) == (ROOT / source).read_bytes(), (wheel.name, name)
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
         assert zipfile.ZipFile(wheel).read("otel_agent/__init__.py") == (ROOT / "otel_agent/__init__.py").read_bytes()
 
@@ -218,3 +226,28 @@ def test_a_built_wheel_installs_serves_and_reads(built: Built, kind: str, tmp_pa
         output = serve.communicate(timeout=60)[0]
     assert serve.returncode == 0, output
     assert "Traceback" not in output
+
+    # the MCP server of the installed package serves the view documents from the wheel (otel_agent/_docs/): the
+    # documents' own text, not the list of columns it falls back to without them
+    async def read_documents() -> dict[str, str]:
+        server = StdioServerParameters(
+            command=otel_agent, args=["mcp", "--db", str(tmp_path / "otel_agent.duckdb")], env=clean_env(),
+            cwd=tmp_path,
+        )  # fmt: skip
+        async with Client(server) as client:
+            return {
+                name: (await client.read_resource(f"otel-agent://docs/{name}")).contents[0].text
+                for name in ("views-runs", "views-evidence", "schema")
+            }
+
+    documents = anyio.run(read_documents)
+    assert documents == {
+        name: (ROOT / "docs" / f"{name}.md").read_text(encoding="utf-8")
+        for name in ("views-runs", "views-evidence", "schema")
+    }
+    where = subprocess.run(
+        [python, "-c", "from importlib import resources; print(resources.files('otel_agent') / '_docs')"],
+        capture_output=True, text=True, timeout=60, env=clean_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert where.stdout.startswith(str(venv)), where
+    assert Path(where.stdout.strip(), "views-runs.md").is_file(), where

@@ -32,7 +32,8 @@ WITH n AS MATERIALIZED (
     -- would parse the JSON once per attribute it reads
     SELECT trace_id, span_id, parent_span_id, name, start_time, end_time, received_at, duration_ns, status_code,
            attr_error_type, base_category, provider, request_model, response_model, retry_count, input_tokens,
-           output_tokens, skill_name, skill_version, attr_tool_name, tool_provider, reported_cost_usd
+           output_tokens, skill_name, skill_version, attr_tool_name, tool_provider, reported_cost_usd, mcp_method,
+           jsonrpc_request_id, in_progress
     FROM oa_normalised_all(NULL)
 )
 SELECT * FROM n WHERE base_category IN ('provider_call', 'skill_invocation', 'tool_invocation');

@@ -40,5 +40,6 @@ CREATE TEMP MACRO oa_classified_spans_for_run(rid) AS TABLE SELECT * FROM temp.m
 CREATE TEMP TABLE console_run_priced AS SELECT * FROM oa_priced(getvariable('console_run_id'));
 CREATE TEMP MACRO oa_priced(rid) AS TABLE SELECT * FROM temp.main.console_run_priced;
 -- the run's row from the priced copy (runs_for_run itself would classify the run again: it reads oa_classified)
-CREATE TEMP TABLE console_run_row AS SELECT * FROM oa_runs_in('console_run_priced');
+CREATE TEMP TABLE console_run_row AS
+SELECT * REPLACE (oa_run_status(status, last_activity_time) AS status) FROM oa_runs_in('console_run_priced');
 CREATE TEMP MACRO runs_for_run(rid) AS TABLE SELECT * FROM temp.main.console_run_row;

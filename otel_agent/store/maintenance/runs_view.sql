@@ -1,6 +1,8 @@
 -- The runs view over the maintained rows (store/maintained.py installs it once the state has caught up with the
 -- store; until then, and over shards or an archive, runs is runs_for_run(NULL), views/runs/080_runs.sql).
-CREATE OR REPLACE VIEW runs AS SELECT * EXCLUDE (run_h) FROM run_summary;
+-- (a kept 'running' row turns 'abandoned' when read, as runs_for_run's does: 080_runs.sql)
+CREATE OR REPLACE VIEW runs AS
+SELECT * EXCLUDE (run_h) REPLACE (oa_run_status(status, last_activity_time) AS status) FROM run_summary;
 -- and the facts the health views aggregate (views/runs/110_health.sql, 115_proxy_health.sql), the receipt views' candidate spans
 -- (views/evidence/050_receipts.sql)
 CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * EXCLUDE (h) FROM health_facts;

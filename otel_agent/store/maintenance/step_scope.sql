@@ -36,6 +36,6 @@ CREATE OR REPLACE TEMP TABLE _m_norm AS SELECT * FROM oa_normalised_all(NULL);
 CREATE TEMP MACRO oa_normalised_all(rid, latest := false) AS TABLE
 SELECT * FROM temp.main._m_norm
 QUALIFY NOT latest
-     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
+     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, in_progress, received_at DESC) = 1;
 
 CREATE OR REPLACE TEMP TABLE _m_cls AS SELECT * FROM oa_classified(NULL);

@@ -69,3 +69,28 @@ CREATE OR REPLACE MACRO oa_guardrail_outcome(v) AS
 -- A log record's time: its own, else (unset: 0 on the wire, 1970 stored) when the collector observed it, as the
 -- OpenTelemetry logs data model says.
 CREATE OR REPLACE MACRO oa_log_time(t, observed) AS CASE WHEN epoch_ns(t) > 0 THEN t ELSE observed END;
+
+-- A span announcing that another span has started (Logfire's "pending span", which otel_agent.instrument emits
+-- too: docs/views-runs.md "Runs in progress"): attribute logfire.span_type = 'pending_span', its parent the span it
+-- announces, logfire.pending_parent_id that span's parent (all zeros for a root), start = end = its start. Found on
+-- the JSON text (a substring test, no parse): only such spans are parsed further.
+CREATE OR REPLACE MACRO oa_is_pending(attributes) AS
+    contains(CAST(attributes AS VARCHAR), '"logfire.span_type":"pending_span"');
+
+-- How long a running run may go without activity (no span of it started or ended) before runs calls it
+-- 'abandoned': the store's otel_agent_meta 'run_silence_s' (a receiver writes its --run-silence-s there:
+-- store/database.py set_run_silence), else 600. Read when a query runs (a view binds a constant when it is
+-- created, so the value lives in a table, not in this macro's text).
+CREATE OR REPLACE MACRO oa_run_silence_s() AS
+    coalesce((SELECT max(TRY_CAST(value AS DOUBLE)) FROM otel_agent_meta WHERE key = 'run_silence_s'), 600);
+
+-- A run's status as shown: a run computed as 'running' whose last activity is older than oa_run_silence_s() is
+-- 'abandoned' (its process died, or its root span was lost). Applied when read, not when the row is kept (the
+-- maintained rows keep 'running': time, not data, turns it).
+CREATE OR REPLACE MACRO oa_run_status(status, last_activity_time) AS
+    CASE
+        WHEN status = 'running'
+             AND epoch_ns(last_activity_time) < epoch_ns(get_current_timestamp()) - CAST(oa_run_silence_s() * 1e9 AS BIGINT)
+            THEN 'abandoned'
+        ELSE status
+    END;

@@ -36,7 +36,7 @@ CREATE OR REPLACE MACRO oa_attribute_text(doc) AS
 CREATE OR REPLACE MACRO oa_span_fields_all(rid, latest := false) AS TABLE
 SELECT
     trace_id, span_id, oa_text(parent_span_id) AS parent_span_id, name, kind, start_time, end_time, duration_ns,
-    status_code, status_message, service_name, scope_name, received_at,
+    status_code, status_message, service_name, scope_name, received_at, in_progress,
     -- two structs: `a`, what the category and the health views read (provider_health, skill_health, tool_usage
     -- read nothing else, so the optimiser drops `b`: a JSON transform costs per key looked up), `b` the rest
     json_transform(oa_attribute_text(attributes),
@@ -109,6 +109,18 @@ SELECT
             || '"ai.usage.outputTokenDetails.reasoningTokens":"VARCHAR","jsonrpc.request.id":"VARCHAR",'
             || '"mcp.session.id":"VARCHAR","a2a.context.id":"VARCHAR"}'
     ) AS b
-FROM oa_scoped_spans(rid)
+FROM (
+    -- a pending span (oa_is_pending) stands for the span it announces, in progress (in_progress), until that span
+    -- is stored: it takes its id and its parent's, and the latest-version rule below prefers the span itself
+    -- (a later or equal end time; an equal one: the span that is not pending)
+    SELECT * REPLACE (
+               CASE WHEN pending THEN oa_text(parent_span_id) ELSE span_id END AS span_id,
+               CASE WHEN pending
+                    THEN nullif(oa_text(json_extract_string(attributes, '$."logfire.pending_parent_id"')),
+                                '0000000000000000')
+                    ELSE parent_span_id END AS parent_span_id),
+           pending AS in_progress
+    FROM (SELECT *, oa_is_pending(attributes) AS pending FROM oa_scoped_spans(rid))
+)
 QUALIFY NOT latest
-     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
+     OR row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, in_progress, received_at DESC) = 1;

@@ -20,7 +20,7 @@ CREATE OR REPLACE MACRO oa_normalised_all(rid, latest := false) AS TABLE
 WITH k AS (
     SELECT
         trace_id, span_id, parent_span_id, name, kind, start_time, end_time, duration_ns, status_code,
-        status_message, service_name, scope_name, received_at,
+        status_message, service_name, scope_name, received_at, in_progress,
         a."otel_agent.record.kind" AS record_kind,
         upper(a."openinference.span.kind") AS oi_kind,
         lower(a."traceloop.span.kind") AS tl_kind,
@@ -398,6 +398,24 @@ failed_below(trace_id, span_id, depth) AS (
 failure_below AS (
     SELECT DISTINCT trace_id, span_id FROM failed_below
 ),
+-- An MCP tools/call answered with an error (the tool result's isError; issue 32): the MCP conventions put it on the
+-- server's span of the call (error.type 'tool_error'), while the client's span of the same call — the server's
+-- parent through the propagated context, with the same JSON-RPC request id — may carry nothing. The client's is the
+-- counted tool row (the server's is nested), so it takes the answer's error: in error, with the answer's type and
+-- message. It is the failure's way up, not its origin (the server's span stays that: one failure, counted once).
+answered_in_error AS (
+    SELECT
+        c.trace_id, c.parent_span_id AS span_id, c.jsonrpc_request_id,
+        arg_min(coalesce(c.attr_error_type, x.exception_type, oa_error_type_of_message(c.status_message), '_OTHER'),
+                c.span_id) AS error_type,
+        bool_or(c.attr_error_type IS NOT NULL OR x.exception_type IS NOT NULL) AS typed,
+        arg_min(coalesce(oa_text(c.status_message), x.exception_message), c.span_id) AS error_message
+    FROM c
+    LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
+    WHERE c.mcp_method = 'tools/call' AND c.parent_span_id IS NOT NULL AND c.jsonrpc_request_id IS NOT NULL
+      AND (c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false))
+    GROUP BY c.trace_id, c.parent_span_id, c.jsonrpc_request_id
+),
 -- User metadata (issue 32, docs/views-runs.md "Metadata"): the Vercel AI SDK's ai.telemetry.metadata.* and
 -- ai.settings.context.* attributes (the key after the prefix), OpenInference's `metadata` (a JSON object as a
 -- string: its top-level keys) and `tag.tags` (key 'tags', the JSON array as text), as one MAP(VARCHAR, VARCHAR);
@@ -468,8 +486,13 @@ j AS (
         x.exception_type,
         x.exception_message,
         coalesce(x.from_log, false) AS failed_by_log,
-        -- in error: its status, error.type, or a gen_ai.client.operation.exception record (written once here)
-        c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false) AS in_error,
+        -- in error: its status, error.type, or a gen_ai.client.operation.exception record (written once here);
+        -- an MCP client's tools/call also when the server's span of the call is (answered_in_error)
+        c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false)
+            OR ae.span_id IS NOT NULL AS in_error,
+        ae.error_type AS answered_error_type,
+        coalesce(ae.typed, false) AS answered_typed,
+        ae.error_message AS answered_error_message,
         x.ev_guard
     FROM c
     LEFT JOIN parents AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
@@ -478,6 +501,8 @@ j AS (
     LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
     LEFT JOIN failure_below AS fb ON fb.trace_id = c.trace_id AND fb.span_id = c.span_id
     LEFT JOIN span_metadata AS md ON md.trace_id = c.trace_id AND md.span_id = c.span_id
+    LEFT JOIN answered_in_error AS ae ON ae.trace_id = c.trace_id AND ae.span_id = c.span_id
+        AND ae.jsonrpc_request_id = c.jsonrpc_request_id AND c.mcp_method = 'tools/call'
 )
 SELECT
     trace_id,
@@ -551,9 +576,9 @@ SELECT
      'response_id': response_id, 'a2a_task_id': a2a_task_id, 'a2a_task_state': a2a_task_state,
      -- the span's status message, else the message of its exception (span event, then log record)
      'error_message': CASE WHEN in_error
-                           THEN coalesce(oa_text(status_message), exception_message) END,
+                           THEN coalesce(oa_text(status_message), exception_message, answered_error_message) END,
      -- error_type came from error.type or an exception (not guessed from a status message): runs prefer it
-     'error_typed': in_error AND (attr_error_type IS NOT NULL OR exception_type IS NOT NULL),
+     'error_typed': in_error AND (attr_error_type IS NOT NULL OR exception_type IS NOT NULL OR answered_typed),
      -- an agent invocation (invoke_agent, OpenInference AGENT, traceloop agent, a Vercel AI SDK tool loop)
      'agent_invocation': base_category = 'agent',
      -- a span of work (issue 32: what makes a run; docs/views-runs.md "What is a run"): anything but bookkeeping —
@@ -562,7 +587,10 @@ SELECT
                                'retrieval', 'memory', 'guard_result', 'verifier_result')
              OR (base_category = 'handoff' AND record_kind IS DISTINCT FROM 'receipt_transition'),
      'metadata': metadata,
-     'jsonrpc_request_id': jsonrpc_request_id, 'mcp_session_id': mcp_session_id} AS genai_ext,
+     'jsonrpc_request_id': jsonrpc_request_id, 'mcp_session_id': mcp_session_id,
+     -- a span announced as started (a pending span) and not stored yet itself: docs/views-runs.md "Runs in
+     -- progress"
+     'in_progress': in_progress} AS genai_ext,
     coalesce(attr_verifier_name, CASE WHEN base_category = 'verifier_result' THEN name END) AS verifier_name,
     verifier_outcome,
     verifier_score,
@@ -586,9 +614,10 @@ SELECT
     handoff_to,
     handoff_from,
     -- error.type; else the exception's type (span event, then gen_ai.client.operation.exception log record);
-    -- else the type a status message starts with; else _OTHER
-    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' OR failed_by_log THEN
-        coalesce(exception_type, oa_error_type_of_message(status_message), '_OTHER') END) AS error_type,
+    -- else an MCP answer's error type (answered_in_error); else the type a status message starts with; else _OTHER
+    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' OR failed_by_log
+        THEN coalesce(exception_type, answered_error_type, oa_error_type_of_message(status_message), '_OTHER')
+        ELSE answered_error_type END) AS error_type,
     in_error AS is_error,
     in_error AND NOT has_error_child
         AS is_error_origin,

@@ -8,6 +8,11 @@
 -- agent's creation, a lone record) is no run. A run without a run-level span (third-party spans with no agent/workflow root, a broken trace
 -- with several roots, or one of ours whose flow_run span has not arrived yet) is described by its earliest root
 -- span (a span whose parent is not stored) and is 'error' when any root is in error.
+-- A run is 'running' while its run span (else its earliest root) is in progress — announced by a pending span and
+-- not stored itself, or stored but with a parent that is not (the trace's root has not ended yet) — or, one of
+-- ours, its flow_run span has not arrived; shown as 'abandoned' once it has been silent for oa_run_silence_s()
+-- (docs/views-runs.md "Runs in progress"). last_activity_time: the latest start or end of the run's spans;
+-- current_step: while running, the step that started last.
 --
 -- oa_runs_in(source): those rows from the priced spans in relation `source` (a table, view or CTE named by a
 -- string; oa_priced's columns), so a macro that needs the runs and other figures of the same priced spans plans
@@ -16,6 +21,7 @@ CREATE OR REPLACE MACRO oa_runs_in(source) AS TABLE
 WITH run_span AS (
     SELECT run_id, span_id, trace_id, span_name, convention, agent_name, service_name, start_time, end_time,
            genai_ext.agent_invocation AS agent_invocation, genai_ext.metadata AS metadata,
+           genai_ext.in_progress OR (parent_span_id IS NOT NULL AND NOT parent_found) AS in_progress,
            budget_max_model_calls, budget_max_tool_calls, budget_max_cost_usd, budget_exceeded, budget_exceeded_limits
     FROM query_table(source)
     WHERE category = 'flow_run'
@@ -25,7 +31,8 @@ WITH run_span AS (
 ),
 root_span AS (
     SELECT run_id, trace_id, workflow_name, span_name, agent_name, service_name, convention,
-           genai_ext.metadata AS metadata
+           genai_ext.metadata AS metadata,
+           genai_ext.in_progress OR parent_span_id IS NOT NULL AS in_progress
     FROM query_table(source)
     WHERE NOT parent_found
     QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY start_time, end_time DESC, span_id) = 1
@@ -65,6 +72,7 @@ agg AS (
         arg_min(agent_name, start_time) FILTER (WHERE agent_name IS NOT NULL) AS any_agent,
         arg_min(session_ref, start_time) FILTER (WHERE session_ref IS NOT NULL) AS session_id,
         count(*) FILTER (WHERE category = 'step') AS steps,
+        arg_max(span_name, (start_time, span_id)) FILTER (WHERE category = 'step') AS latest_step,
         count(*) FILTER (WHERE category = 'skill_invocation') AS skill_invocations,
         count(*) FILTER (WHERE is_call) AS provider_calls,
         count(*) FILTER (WHERE category = 'tool_invocation' AND NOT nested_call) AS tool_invocations,
@@ -119,8 +127,9 @@ joined AS (
         coalesce(r.start_time, agg.first_start) AS start_time,
         coalesce(r.end_time, agg.last_end) AS end_time,
         CASE
-            WHEN r.span_id IS NOT NULL THEN (CASE WHEN agg.run_in_error THEN 'error' ELSE 'ok' END)
-            WHEN agg.has_run_attribute THEN 'incomplete'
+            WHEN r.span_id IS NOT NULL
+                THEN (CASE WHEN r.in_progress THEN 'running' WHEN agg.run_in_error THEN 'error' ELSE 'ok' END)
+            WHEN agg.has_run_attribute OR root.in_progress THEN 'running'
             WHEN agg.root_in_error THEN 'error'
             ELSE 'ok'
         END AS status,
@@ -158,7 +167,9 @@ SELECT
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded, len(computed_limits) > 0) END AS budget_exceeded,
     CASE WHEN has_budget THEN coalesce(attr_budget_exceeded_limits, computed_limits) END AS budget_exceeded_limits,
     span_count,
-    metadata
+    metadata,
+    last_end AS last_activity_time,
+    CASE WHEN status = 'running' THEN latest_step END AS current_step
 FROM joined
 -- a run holds work, or is one of ours (otel_agent.run.id) whose run span may not have arrived yet
 WHERE work_spans > 0 OR has_run_attribute;
@@ -172,7 +183,7 @@ WHERE work_spans > 0 OR has_run_attribute;
 -- keeps only what oa_runs_in and the pricing read, so the priced copy oa_priced_in materialises is narrow too.
 CREATE OR REPLACE MACRO oa_run_rows(source) AS TABLE
 WITH classified AS (
-    SELECT run_id, trace_id, span_id, span_name, category, convention, run_id_source, parent_found, nested_call,
+    SELECT run_id, trace_id, span_id, span_name, category, convention, run_id_source, parent_span_id, parent_found, nested_call,
            start_time, end_time, duration_ms, workflow_name, agent_name, conversation_id, session_id, service_name,
            is_error, is_error_origin, error_type, guard_outcome, verifier_outcome, retry_count, fallback_count,
            provider, request_model, response_model, input_tokens, output_tokens, cache_read_tokens,
@@ -183,11 +194,14 @@ WITH classified AS (
 cs AS (SELECT * FROM oa_priced_in('classified'))
 SELECT * FROM oa_runs_in('cs');
 
+-- A run computed as 'running' shows as 'abandoned' once silent (oa_run_status, 010_functions.sql): turned when
+-- read, here and over the maintained rows (store/maintenance/runs_view.sql), which keep 'running' (time and the
+-- silence setting, not data, turn it).
 CREATE OR REPLACE MACRO runs_for_run(rid) AS TABLE
 WITH run_classified AS (
     SELECT * FROM oa_classified(rid) WHERE rid IS NULL OR run_id = rid
 )
-SELECT * FROM oa_run_rows('run_classified');
+SELECT * REPLACE (oa_run_status(status, last_activity_time) AS status) FROM oa_run_rows('run_classified');
 
 -- The runs view computed from raw spans at query time. A store written by a receiver replaces it with the
 -- maintained rows once they have caught up (store/maintenance/runs_view.sql); shards and live ∪ archive read this.

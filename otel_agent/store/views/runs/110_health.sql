@@ -25,15 +25,17 @@ WITH n AS MATERIALIZED (
     -- attribute it reads (the console's health_scope.sql hands in these columns pre-filtered)
     SELECT trace_id, span_id, parent_span_id, name, start_time, end_time, received_at, duration_ns, status_code,
            attr_error_type, base_category, provider, request_model, response_model, retry_count, input_tokens,
-           output_tokens, skill_name, skill_version, attr_tool_name, tool_provider, reported_cost_usd
+           output_tokens, skill_name, skill_version, attr_tool_name, tool_provider, reported_cost_usd, mcp_method,
+           jsonrpc_request_id, in_progress
     FROM oa_normalised_all(NULL)
 ),
 -- each category's latest version of each span (a re-sent span may have changed category: each keeps its own)
 k AS MATERIALIZED (
-    SELECT * EXCLUDE (end_time, received_at), oa_ms(duration_ns) AS duration_ms,
+    SELECT * EXCLUDE (end_time, received_at, in_progress), oa_ms(duration_ns) AS duration_ms,
            (status_code = 'ERROR' OR attr_error_type IS NOT NULL) AS is_error
     FROM n
-    WHERE base_category IN ('provider_call', 'skill_invocation', 'tool_invocation')
+    -- work in progress (a pending span) is counted when it has ended
+    WHERE base_category IN ('provider_call', 'skill_invocation', 'tool_invocation') AND NOT in_progress
     QUALIFY row_number() OVER (PARTITION BY base_category, trace_id, span_id
                                ORDER BY end_time DESC, received_at DESC) = 1
 ),
@@ -47,7 +49,14 @@ nested_usage AS (
     WHERE parent_span_id IS NOT NULL
     GROUP BY trace_id, parent_span_id
 ),
-tools AS (SELECT * FROM k WHERE base_category = 'tool_invocation')
+tools AS (SELECT * FROM k WHERE base_category = 'tool_invocation'),
+-- an MCP tools/call whose server span of the same call (its child, same JSON-RPC request id) is in error: the
+-- client's counted fact is in error too (the tool result's isError; as classified_spans' answered_in_error)
+answered_in_error AS (
+    SELECT DISTINCT trace_id, parent_span_id AS span_id, jsonrpc_request_id
+    FROM tools
+    WHERE is_error AND mcp_method = 'tools/call' AND parent_span_id IS NOT NULL AND jsonrpc_request_id IS NOT NULL
+)
 SELECT
     'provider_call' AS kind, c.trace_id, c.span_id, CAST(NULL AS UINTEGER) AS event_index, c.start_time AS t,
     c.provider AS key1, coalesce(c.request_model, c.response_model) AS key2,
@@ -69,9 +78,11 @@ UNION ALL
 -- as in tool_invocations: a tool span directly inside a tool span is the same invocation recorded twice
 SELECT
     'tool_invocation', c.trace_id, c.span_id, NULL, c.start_time, coalesce(c.attr_tool_name, c.name),
-    c.tool_provider, NULL, NULL, c.duration_ms, c.is_error, CAST(c.retry_count AS BIGINT), NULL, NULL,
-    c.reported_cost_usd
+    c.tool_provider, NULL, NULL, c.duration_ms, c.is_error OR a.span_id IS NOT NULL,
+    CAST(c.retry_count AS BIGINT), NULL, NULL, c.reported_cost_usd
 FROM tools AS c
+LEFT JOIN answered_in_error AS a ON a.trace_id = c.trace_id AND a.span_id = c.span_id
+    AND a.jsonrpc_request_id = c.jsonrpc_request_id AND c.mcp_method = 'tools/call'
 ANTI JOIN tools AS p ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id
 UNION ALL
 SELECT

@@ -10,11 +10,23 @@ WITH e AS (
             attributes,
             '{"gen_ai.evaluation.name":"VARCHAR","gen_ai.evaluation.score.value":"VARCHAR",'
                 || '"gen_ai.evaluation.score.label":"VARCHAR","gen_ai.evaluation.explanation":"VARCHAR",'
-                || '"gen_ai.response.id":"VARCHAR","error.type":"VARCHAR"}'
+                || '"gen_ai.response.id":"VARCHAR","error.type":"VARCHAR",'
+                || '"phoenix.annotation.annotator_kind":"VARCHAR","phoenix.annotation.identifier":"VARCHAR"}'
         ) AS a
     FROM logs
     WHERE event_name = 'gen_ai.evaluation.result'
     QUALIFY row_number() OVER (PARTITION BY time, content_hash ORDER BY received_at) = 1
+),
+-- Span annotations sent as Phoenix's clients send them (POST /v1/span_annotations, otel_agent/server/annotations.py:
+-- records carrying phoenix.annotation.annotator_kind): as in Phoenix, an annotation with the same span, name and
+-- identifier (none counting as '') replaces the earlier one; the latest by time is kept.
+annotated AS (
+    SELECT * FROM e
+    QUALIFY a."phoenix.annotation.annotator_kind" IS NULL
+         OR row_number() OVER (PARTITION BY a."phoenix.annotation.annotator_kind" IS NULL, span_id,
+                                            a."gen_ai.evaluation.name",
+                                            coalesce(a."phoenix.annotation.identifier", '')
+                               ORDER BY time DESC, service_name) = 1
 ),
 -- The same result recorded on spans (issue 32): a gen_ai.evaluation.result span event (the span it is on, else the
 -- span that span links to, is judged), and a feedback / annotation span added later — one carrying
@@ -73,8 +85,9 @@ judged AS (
         oa_text(e.a."gen_ai.evaluation.explanation") AS explanation,
         oa_text(e.a."gen_ai.response.id") AS response_id,
         oa_text(e.a."error.type") AS error_type,
+        oa_text(e.a."phoenix.annotation.annotator_kind") AS annotator_kind,
         NULL::VARCHAR AS span_joined_by
-    FROM e
+    FROM annotated AS e
     UNION ALL BY NAME
     SELECT * FROM span_judged
 ),
@@ -85,21 +98,33 @@ by_response AS (
       AND response_id IN (SELECT response_id FROM judged)
     GROUP BY response_id
 ),
+-- a record with a span id and no trace id (a Phoenix span annotation names the span alone): the stored span of that
+-- id (span ids are random 64-bit values: one trace has it)
+by_span AS (
+    SELECT span_id, any_value(trace_id) AS trace_id
+    FROM spans
+    WHERE span_id IN (SELECT log_span_id FROM judged WHERE log_trace_id IS NULL AND log_span_id IS NOT NULL)
+    GROUP BY span_id
+),
 targets AS (
     SELECT
         j.*,
         -- a response id naming a stored call wins over the span the record is parented to: an evaluator records
         -- the result inside its own span, naming the response it judged (issue 32)
-        coalesce(r.trace_id, CASE WHEN j.log_span_id IS NOT NULL THEN j.log_trace_id END) AS trace_id,
+        coalesce(r.trace_id, CASE WHEN j.log_span_id IS NOT NULL THEN coalesce(j.log_trace_id, s.trace_id) END)
+            AS trace_id,
         coalesce(r.span_id, j.log_span_id) AS span_id,
         CASE
             WHEN r.span_id IS NOT NULL AND r.span_id IS NOT DISTINCT FROM j.log_span_id
-                THEN coalesce(j.span_joined_by, 'parent')
+                THEN coalesce(j.span_joined_by, CASE WHEN j.log_trace_id IS NULL THEN 'span_id' ELSE 'parent' END)
             WHEN r.span_id IS NOT NULL THEN 'response_id'
+            WHEN j.log_span_id IS NOT NULL AND j.log_trace_id IS NULL THEN
+                CASE WHEN s.trace_id IS NOT NULL THEN 'span_id' END
             WHEN j.log_span_id IS NOT NULL THEN coalesce(j.span_joined_by, 'parent')
         END AS joined_by
     FROM judged AS j
     LEFT JOIN by_response AS r ON r.response_id = j.response_id
+    LEFT JOIN by_span AS s ON s.span_id = j.log_span_id AND j.log_trace_id IS NULL
 )
 SELECT
     t.evaluation_name, t.score_value, t.score_label, t.explanation, t.error_type,
@@ -108,6 +133,7 @@ SELECT
     coalesce(t.response_id, c.response_id) AS response_id,
     CASE WHEN c.category = 'provider_call' THEN c.provider END AS provider,
     CASE WHEN c.category = 'provider_call' THEN coalesce(c.response_model, c.request_model) END AS model,
-    t.service_name
+    t.service_name,
+    t.annotator_kind
 FROM targets AS t
 LEFT JOIN classified_spans AS c ON c.trace_id = t.trace_id AND c.span_id = t.span_id;
