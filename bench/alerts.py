@@ -98,11 +98,11 @@ window = "1h"
 above = 100
 
 [[rule]]
-name = "unfinished_runs"
+name = "running_runs"
 kind = "sql"
 query = '''
 SELECT run_id AS key, status FROM runs
-WHERE status = 'incomplete' AND start_time > timezone('UTC', now()) - INTERVAL 1 HOUR
+WHERE status = 'running' AND start_time > timezone('UTC', now()) - INTERVAL 1 HOUR
 '''
 """
 

@@ -27,7 +27,7 @@ from otel_agent.read.receipts import STATES as RECEIPT_STATES
 log = logging.getLogger(__name__)
 
 PREFIX = "otel_agent"
-RUN_STATUSES = ("ok", "error", "incomplete", "running", "abandoned")
+RUN_STATUSES = ("ok", "error", "running", "abandoned")
 """Statuses always exposed (0 when none), so a PromQL expression over one of them has a series to read."""
 STATE_FIGURES_SQL = """
 SELECT 'receipt' AS what, state AS name, count(*) AS n FROM receipt_state GROUP BY state

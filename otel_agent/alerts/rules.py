@@ -153,16 +153,19 @@ ORDER BY last_transition_at, operation_id"""
 
 
 def _run_abandoned(p: _Params) -> tuple[str, dict[str, Any]]:
-    # runs.status 'abandoned' (a running run with no activity past its window) is derived by the runs view
-    # (issue 36 §1); lookback: abandoned runs older than this are history, not alerts.
+    # runs.status 'abandoned': a running run silent for the receiver's --run-silence-s (the runs view turns it
+    # when read, against the store's clock); lookback: runs whose last activity is older are history, not alerts.
     lookback = p.duration("lookback", 86400.0)
     sql = f"""
 SELECT run_id AS key,
-       'run ' || run_id || coalesce(' (' || workflow_name || ')', '') || ' was abandoned' AS summary,
-       run_id, workflow_name, agent_name, service_name, trace_id, status, start_time, end_time, span_count
+       'run ' || run_id || coalesce(' (' || workflow_name || ')', '') || ' was abandoned: no activity since '
+           || strftime(CAST(last_activity_time AS TIMESTAMP), '%Y-%m-%dT%H:%M:%SZ') || coalesce(', in step ' || current_step, '')
+           AS summary,
+       run_id, workflow_name, agent_name, service_name, trace_id, status, start_time, last_activity_time,
+       current_step, span_count
 FROM runs
-WHERE status = 'abandoned' AND coalesce(end_time, start_time) >= {SINCE}
-ORDER BY start_time, run_id"""
+WHERE status = 'abandoned' AND coalesce(last_activity_time, start_time) >= {SINCE}
+ORDER BY last_activity_time, run_id"""
     return sql, {"window_s": lookback}
 
 

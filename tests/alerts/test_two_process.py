@@ -27,6 +27,7 @@ from tests.conftest import wait_until
 
 WINDOW_S = 2.0
 INTERVAL_S = 0.5
+SILENCE_S = 4.0
 
 
 def _ts(text: str) -> dt.datetime:
@@ -138,26 +139,21 @@ severity = "critical"
         assert len(sink.deliveries) == 2  # evaluations went on meanwhile: nothing fired twice
 
 
-def test_a_run_killed_midway_is_listed_unfinished_and_its_alert_fires(
+def test_a_run_killed_midway_shows_running_then_abandoned_and_its_alert_fires(
     make_receiver: Callable[..., Receiver], tmp_path: Path
 ) -> None:
-    """The worker's run never ends (SIGKILL): its transitions are stored, its run span never is. Until runs in
-    progress are recorded (issue 36 §1: 'running', then 'abandoned', and the run_abandoned kind), the runs view
-    lists it as incomplete, and an SQL rule over that fires for it."""
+    """The worker's run never ends (SIGKILL): its run span was announced (a pending span) and never arrives. The
+    runs view shows it running, then abandoned once silent for --run-silence-s, and the run_abandoned rule fires."""
     rules = write_rules(
         tmp_path / "rules.toml",
         """
 [[rule]]
-name = "run_unfinished"
-kind = "sql"
-query = "SELECT run_id AS key, status, span_count FROM runs WHERE status = 'incomplete'"
-
-[[rule]]
 name = "run_abandoned"
 kind = "run_abandoned"
+severity = "critical"
 """,
     )
-    receiver = make_receiver(alert_rules=rules, alert_interval_s=3600)
+    receiver = make_receiver(alert_rules=rules, alert_interval_s=3600, run_silence_s=SILENCE_S)
     db = receiver.config.db
     provider = make_provider("alerts-test-delegator", otlp_exporter(receiver.grpc_address))
     try:
@@ -176,11 +172,13 @@ kind = "run_abandoned"
         assert worker.proc.wait(timeout=30) == -signal.SIGKILL
     finally:
         worker.kill()
-    listed = "SELECT run_id, status FROM runs ORDER BY run_id"
-    wait_until(
-        lambda: run_sql(listed, [db]).rows == [("run_delegator", "ok"), ("run_worker_killed", "incomplete")],
-        "the killed worker's run in the runs view",
-    )
+    status = "SELECT status, current_step FROM runs WHERE run_id = 'run_worker_killed'"
+    seen = wait_until(lambda: run_sql(status, [db]).rows, "the killed worker's run in the runs view")
+    assert seen[0][0] in ("running", "abandoned")  # running until it has been silent for SILENCE_S
+    wait_until(lambda: run_sql(status, [db]).rows[0][0] == "abandoned", "the run abandoned")
     events = receiver.alerts.evaluator.evaluate()
-    assert [(e.event, e.rule, e.alert_key) for e in events] == [("firing", "run_unfinished", "run_worker_killed")]
-    assert receiver.alerts.evaluator.stats.rules["run_abandoned"].failures == 0
+    assert [(e.event, e.rule, e.alert_key, e.severity) for e in events] == [
+        ("firing", "run_abandoned", "run_worker_killed", "critical")
+    ]
+    assert events[0].summary.startswith("run run_worker_killed (alerts_worker) was abandoned: no activity since ")
+    assert run_sql("SELECT status FROM runs WHERE run_id = 'run_delegator'", [db]).rows == [("ok",)]
