@@ -159,8 +159,8 @@ def _run_abandoned(p: _Params) -> tuple[str, dict[str, Any]]:
     sql = f"""
 SELECT run_id AS key,
        'run ' || run_id || coalesce(' (' || workflow_name || ')', '') || ' was abandoned: no activity since '
-           || strftime(CAST(last_activity_time AS TIMESTAMP), '%Y-%m-%dT%H:%M:%SZ') || coalesce(', in step ' || current_step, '')
-           AS summary,
+           || strftime(CAST(last_activity_time AS TIMESTAMP), '%Y-%m-%dT%H:%M:%SZ')
+           || coalesce(', in step ' || current_step, '') AS summary,
        run_id, workflow_name, agent_name, service_name, trace_id, status, start_time, last_activity_time,
        current_step, span_count
 FROM runs
