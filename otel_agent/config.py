@@ -134,6 +134,21 @@ SETTINGS: tuple[Setting, ...] = (
         "SQLAlchemy URL of the Iceberg SQL catalog the archive is registered in (sqlite:///FILE or "
         "postgresql://…); default: a SQLite file in a local archive.",
     ),
+    Setting(
+        "alert_rules",
+        None,
+        str,
+        "TOML or YAML file of alert rules and the webhook that is told (docs/alerts.md); checked at start: a bad "
+        "rule is one line and exit code 2. Unset: no alerts (/metrics is served anyway).",
+    ),
+    Setting("alert_interval_s", 15.0, float, "Seconds between two evaluations of the alert rules."),
+    Setting(
+        "alert_eval_timeout_s",
+        5.0,
+        float,
+        "Longest time one evaluation of every rule may take (a read-only cursor beside the writer); past it the "
+        "rules not evaluated keep their alerts as they were.",
+    ),
 )
 
 
@@ -225,6 +240,9 @@ class ReceiverConfig:
     max_db_bytes: int | None = None
     archive: str | None = None
     iceberg_catalog: str | None = None
+    alert_rules: str | None = None
+    alert_interval_s: float = BY_NAME["alert_interval_s"].default
+    alert_eval_timeout_s: float = BY_NAME["alert_eval_timeout_s"].default
 
     @classmethod
     def resolve(cls, **given: Any) -> ReceiverConfig:
@@ -258,6 +276,8 @@ class ReceiverConfig:
             parse_duration(self.retention)
         if self.max_db_bytes is not None and self.max_db_bytes <= 0:
             raise ConfigError("max_db_bytes must be positive")
+        if self.alert_interval_s <= 0 or self.alert_eval_timeout_s <= 0:
+            raise ConfigError("alert_interval_s and alert_eval_timeout_s must be positive")
         if self.decode_workers < 0:
             raise ConfigError("decode_workers must be 0 or more")
         if not self.tokens_file and not self.insecure:

@@ -7,8 +7,8 @@
 #    is a distribution's externally managed one (Debian's) or has no pip; else that Python itself (pyenv, a
 #    container's own).
 # 2. The package with its test extras (`pip install -e '.[test]'`).
-# 3. System packages the tests drive: Debian's chromium (the console's browser tests) and postgresql (the Iceberg
-#    catalog test). As root they are installed with apt-get; otherwise one line names what is missing and how to
+# 3. System packages the tests drive: Debian's chromium (the console's browser tests), postgresql (the Iceberg
+#    catalog test) and prometheus (tests/alerts scrapes the receiver's /metrics with it). As root they are installed with apt-get; otherwise one line names what is missing and how to
 #    install it, and the script stops (exit 1) before running anything.
 # 4. Go >= 1.25 for the Collector: the `go` on PATH or /usr/local/go/bin/go; as a last resort the Go toolchain
 #    module (golang.org/toolchain, the same file `go` itself fetches for GOTOOLCHAIN) from the Go module proxy into
@@ -67,6 +67,7 @@ say "installing the package with its test extras into $("$python" -c 'import sys
 missing=()
 [[ -x /usr/bin/chromium ]] || missing+=(chromium)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+[[ -x /usr/bin/prometheus ]] || missing+=(prometheus)
 if (( ${#missing[@]} )); then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${missing[*]} (apt-get)"

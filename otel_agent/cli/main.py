@@ -168,9 +168,9 @@ def sql(query: str, where: Where, fmt: str, max_rows: int, timeout_s: float) -> 
 
 
 def _register_commands() -> None:
-    from otel_agent.cli import decision_cmds, evidence_cmds, list_cmds, manifest_cmds, runs_cmds
+    from otel_agent.cli import alert_cmds, decision_cmds, evidence_cmds, list_cmds, manifest_cmds, runs_cmds
 
-    for module in (runs_cmds, list_cmds, evidence_cmds, decision_cmds, manifest_cmds):
+    for module in (runs_cmds, list_cmds, evidence_cmds, decision_cmds, manifest_cmds, alert_cmds):
         for command in module.COMMANDS:
             cli.add_command(command)
 

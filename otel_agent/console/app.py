@@ -42,6 +42,7 @@ NAV = [
     ("claims", "/claims", "Evidence"),
     ("artifacts", "/artifacts", "Artifacts"),
     ("receipts", "/receipts", "Handoffs"),
+    ("alerts", "/alerts", "Alerts"),
     ("providers", "/providers", "Observability"),
     ("context", "/context", "Context"),
     ("memory", "/memory", "Memory"),
@@ -54,6 +55,7 @@ class Console:
     store: ConsoleStore
     security: Security
     submit_review: ReviewSubmit | None = None
+    decide_alert: Callable[..., Any] | None = None  # AlertService.decide of a receiver (pages/alerts.py)
     read_only_reason: str | None = None
     source: str = ""
     query_max_rows: int = 10_000
@@ -222,13 +224,25 @@ class SecureStatic(StaticFiles):
 
 def console_routes(console: Console) -> list[BaseRoute]:
     """Every console route; the OTLP and API routes are registered before these and keep their paths."""
-    from otel_agent.console.pages import artifacts, claims, context, memory, providers, receipts, run, runs, sql, trace
+    from otel_agent.console.pages import (
+        alerts,
+        artifacts,
+        claims,
+        context,
+        memory,
+        providers,
+        receipts,
+        run,
+        runs,
+        sql,
+        trace,
+    )
 
     static_dir = str(resources.files("otel_agent.console").joinpath("static"))
     routes: list[BaseRoute] = [Mount("/static", app=SecureStatic(directory=static_dir), name="static")]
     routes += auth_routes(console)
     pages: list[BaseRoute] = []
-    for module in (runs, run, trace, claims, artifacts, receipts, providers, context, memory, sql):
+    for module in (runs, run, trace, claims, artifacts, receipts, alerts, providers, context, memory, sql):
         for path, handler, methods, role in module.ROUTES:
             pages.append(Route(path, page(console, handler, role), methods=methods))
             if methods == ["GET"] and not path.endswith((".json", ".md")):  # a page, not a download
@@ -268,6 +282,7 @@ def receiver_console(receiver: Any) -> Mounted:
         ),
         security=Security(receiver.auth),
         submit_review=Reviews(receiver.writer).submit,
+        decide_alert=receiver.alerts.decide,
         source=f"live receiver · {Path(config.db).name}",  # the name only: the API hides the path too
         query_max_rows=config.query_max_rows,
         query_timeout_s=config.query_timeout_s,

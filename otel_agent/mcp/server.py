@@ -21,7 +21,7 @@ from otel_agent import __version__
 from otel_agent.errors import OtelAgentError
 from otel_agent.mcp.backends import Backend
 from otel_agent.mcp.bound import MAX_ROWS, answer, cut_rows, limited
-from otel_agent.read import evidence, health, receipts, runs, schema, sessions, spans, tree, words
+from otel_agent.read import alerts, evidence, health, receipts, runs, schema, sessions, spans, tree, words
 from otel_agent.read.query import sandboxed
 from otel_agent.read.review_targets import canonical_kind
 
@@ -200,6 +200,18 @@ def build_server(backend: Backend) -> MCPServer:
         found = read(lambda src: receipts.receipts_table(src, as_of=at, state=state, limit=n + 1, max_rows=n + 1))
         rows, notes = cut_rows(found.dicts(), n, "operations")
         return answer("receipts", rows, notes=notes)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_alerts(state: str | None = "firing", limit: int = 50) -> str:
+        """Alerts of the receiver's rules (docs/alerts.md): rule, key (an operation, run, provider…), severity,
+        summary, since when, who acknowledged it, silenced until; state: firing (default), acknowledged, silenced,
+        resolved, or null for every alert."""
+        if state is not None and state not in alerts.STATES:
+            raise ToolError(f"state is one of {', '.join(alerts.STATES)}")
+        n = limited(limit)
+        found = read(lambda src: alerts.alerts_table(src, state=state, limit=n + 1, max_rows=n + 1))
+        rows, notes = cut_rows(found.dicts(), n, "alerts")
+        return answer("alerts", rows, notes=notes)
 
     @server.tool(annotations=READ_ONLY)
     def get_health(since: str | None = "-24h", until: str | None = None) -> str:

@@ -23,7 +23,7 @@ EVIDENCE_VIEWS = (
     "receipt_state", "recovery_transitions", "receipt_recoveries", "trusted_writers", "writer_trust",
     "context_snapshots", "context_allocations", "context_blocks", "context_compressions", "memory_proposals",
     "memory_items", "decisions", "badcases", "call_dependencies", "repairs", "candidate_history", "quality_metrics",
-    "authorizations", "workflow_manifest", "business_timeline",
+    "authorizations", "workflow_manifest", "business_timeline", "alert_events", "alert_deliveries",
 )  # fmt: skip
 PUBLIC = (*RUN_VIEWS, *EVIDENCE_VIEWS, *RAW_TABLES)
 DOCS = {"runs": "docs/views-runs.md", "evidence": "docs/views-evidence.md", "raw": "docs/schema.md"}

@@ -19,11 +19,15 @@ import os
 import re
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
 
+from otel_agent.alerts.rules import RuleSet
+from otel_agent.alerts.rules import load_rules as load_alert_rules
+from otel_agent.alerts.service import AlertService
 from otel_agent.config import ReceiverConfig, parse_endpoint
 from otel_agent.errors import EndpointUnavailableError, StoreHeldError
 from otel_agent.fold.redact import load_rules
@@ -142,6 +146,8 @@ class Receiver:
         self.faces: dict[str, Face] = {}
         self.auth = Authenticator.from_file(config.tokens_file)
         rules = load_rules(config.redaction_rules, use_defaults=not config.no_default_redaction)
+        # the alert rules are checked before anything is created: a bad rule is one line and exit code 2
+        alert_rules = load_alert_rules(config.alert_rules) if config.alert_rules else RuleSet()
         preflight(config)
         self._created = config.db != ":memory:" and not Path(config.db).exists()
         self.con = _open(config)
@@ -177,6 +183,15 @@ class Receiver:
             db_path=config.db,
         )
         self.review = ReviewService(self.writer, self.auth)
+        self.alerts = AlertService(
+            self.con,
+            self.writer,
+            self.auth,
+            self.health,
+            rules=alert_rules,
+            interval_s=config.alert_interval_s,
+            timeout_s=config.alert_eval_timeout_s,
+        )
         self.grpc_server = None
         self.grpc_front: GrpcFront | None = None
         self._grpc_socket_dir: str | None = None
@@ -190,12 +205,13 @@ class Receiver:
         # HTTP first: its socket is ours to close if gRPC then fails to bind, whereas a gRPC server that
         # bound a port keeps it until the process exits, started or not.
         try:
+            self.alerts.check()  # SQL rules bound against the store: a bad one refuses the start
             app = build_app(
                 self.pipeline,
                 self.query,
                 self.config.max_message_bytes,
                 review=self.review,
-                extra_routes=self._face_routes(),
+                extra_routes=self.alerts.routes + self._face_routes(),
                 derived=self.derived,
             )
             self.http_server = HttpServer(
@@ -233,6 +249,7 @@ class Receiver:
         self._started = True
         self.lifecycle.start()
         self.derived.start()
+        self.alerts.start()
         self._write_discovery()
         wrong_protocol.install(self.grpc_address)
         log.debug(  # `otel-agent serve` prints its own start-up line; this one is for embedders
@@ -250,6 +267,15 @@ class Receiver:
             self.faces[face.name] = face
             routes += face.routes
         return routes
+
+    def health(self) -> dict[str, Any]:
+        """The figures ``/healthz`` shows (``/metrics`` exposes them): the writer's, decode restarts, the
+        maintained state's report, and why ingest is unavailable (None: ready)."""
+        body: dict[str, Any] = asdict(self.writer.health())
+        body["decode_worker_restarts"] = self.decoder.restarts
+        body["derived"] = self.derived.report()
+        body["unavailable"] = self.pipeline.unavailable()
+        return body
 
     @property
     def console(self) -> Face | None:
@@ -304,6 +330,9 @@ class Receiver:
             face.close()
         self.query.close()
         self.review.close()
+        alerts = getattr(self, "alerts", None)
+        if alerts is not None:
+            alerts.close()
         lifecycle = getattr(self, "lifecycle", None)
         if lifecycle is not None:
             lifecycle.close()

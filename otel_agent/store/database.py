@@ -24,7 +24,7 @@ from otel_agent.store.prices import load_prices, shipped_prices_text
 from otel_agent.store.readers import readers_of
 from otel_agent.store.statements import DERIVED_FOLDERS, SCHEMA_FOLDER, check_registered, ddl, statement
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 """2: spans gained the promoted columns run_id, record_kind, record_id, record_ref (fold/promoted.py).
 3: the tables written with each batch for lineage lookups: lineage_keys and parsed_retrieval_documents
 (store/schema/060_lineage_keys.sql, 070_retrieval_documents.sql).
@@ -33,7 +33,9 @@ SCHEMA_VERSION = "5"
 SQL it holds (``FINGERPRINT_KEY``). The version changes because a release that reads version 3 would apply its own
 views to the file without updating the fingerprint: it must refuse the file instead.
 5: spans, span_events and logs carry ``ingest_seq``, the group commit that stored each row (schema/005_ingest_seq.sql),
-which the maintained derived state reads (store/maintained.py)."""
+which the maintained derived state reads (store/maintained.py).
+6: the product's append-only alert tables alert_events and alert_deliveries (store/schema/100_alerts.sql; written
+by the receiver's alert evaluator and webhook delivery, otel_agent/alerts/)."""
 
 META_TABLE = "otel_agent_meta"
 RAW_TABLES = (
@@ -46,7 +48,12 @@ RAW_TABLES = (
     "parsed_retrieval_documents",
 )
 """Tables the receiver writes: the OTLP data, and what it writes with each batch for lookups."""
-PRODUCT_TABLES = {"reviews": "schema/reviews", "trusted_writers": "schema/trusted_writers"}
+PRODUCT_TABLES = {
+    "reviews": "schema/reviews",
+    "trusted_writers": "schema/trusted_writers",
+    "alert_events": "schema/alerts",
+    "alert_deliveries": "schema/alerts",
+}
 """Tables the product itself writes (append-only: reviews, writer trust) → the schema statement that creates each.
 Their rows are data no view can rebuild, so they are schema, not derived SQL. A test checks that
 ``schema_tables()`` is exactly ``META_TABLE``, ``RAW_TABLES`` and these."""
@@ -140,11 +147,17 @@ def _migrate_4_to_5(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"ALTER TABLE {table} ALTER COLUMN ingest_seq SET DEFAULT nextval('ingest_seq_gen')")
 
 
+def _migrate_5_to_6(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the alert tables (empty: alerts start with the first evaluation)."""
+    con.execute(statement("schema/alerts"))
+
+
 MIGRATIONS = {
     "1": ("2", _migrate_1_to_2),
     "2": ("3", _migrate_2_to_3),
     "3": ("4", _migrate_3_to_4),
     "4": ("5", _migrate_4_to_5),
+    "5": ("6", _migrate_5_to_6),
 }
 """stored version → (next version, step). Applied in one transaction when a store is opened for writing."""
 
@@ -166,10 +179,11 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         raise
 
 
-READABLE_OLDER_VERSIONS = ("3", "4")
+READABLE_OLDER_VERSIONS = ("3", "4", "5")
 """Older schema versions read read-only without a migration, through this release's views (store/shards.py):
 version 3 has every table of version 4 (its product tables made by its derived SQL) and no fingerprint; version 4
-lacks only ``ingest_seq``, which no view reads."""
+lacks only ``ingest_seq``, which no view reads; version 5 lacks only the alert tables, which no view reads (a read
+of alerts there finds none: ``read.alerts``)."""
 
 
 def check_store(path: str | Path, tables: set[str], version: str | None, *, writing: bool) -> bool:

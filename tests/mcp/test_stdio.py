@@ -12,7 +12,7 @@ from tests.mcp.conftest import data_of, run, stdio, text_of
 from tests.mcp.scenario import CLAIM, FAILED_RUN, HOSTILE, OK_RUN, PRICED_COST
 
 TOOLS = {
-    "search_runs", "get_run", "get_span", "find_spans", "claim_lineage", "get_receipts", "get_health",
+    "search_runs", "get_run", "get_span", "find_spans", "claim_lineage", "get_receipts", "get_alerts", "get_health",
     "get_sessions", "describe_views", "query", "approve", "reject", "annotate",
 }  # fmt: skip
 
