@@ -1,0 +1,366 @@
+"""The run and trace pages as a trace explorer, in headless Chromium: problems open and marked on load with a
+strip that jumps to each, the waterfall's share of the width, the resizable split, the critical path,
+find-in-trace, zoom and the minimap of a big trace, the root span's name as the title, a keyboard-only journey,
+and a call's messages as a chat (hostile text stays text)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from otel_agent.config import ReceiverConfig
+from otel_agent.main import serving
+from tests.console.conftest import Live, save_shot
+from tests.otlp_builders import T0, post_traces, span_request
+
+RUN = "run_demo_deep_research"
+XSS_TEXT = "<img src=x onerror=window.__xss=7>"
+XSS_TOOL = "<script>window.__xss=8</script>"
+
+
+def run_trace(live: Live) -> str:
+    return live.rows("SELECT trace_id FROM runs WHERE run_id = ?", [RUN])[0][0]
+
+
+def test_run_page_opens_on_its_problems(page_as: Any, live: Live, shots: Path) -> None:
+    page = page_as("bob-query")
+    page.goto(live.url + f"/runs/{RUN}")
+    problems = page.locator("tr.node.problem")
+    assert problems.count() == 4  # two retries, a fallback, a blocked guard (the demo's story)
+    depths = [int(problems.nth(i).get_attribute("data-depth")) for i in range(problems.count())]
+    assert max(depths) >= 3  # inside a skill, which is collapsed by default
+    for i in range(problems.count()):
+        assert problems.nth(i).is_visible(), problems.nth(i).inner_text()
+    strip = page.locator("#problems a.jump")
+    assert strip.count() == 4
+    assert "4 problems" in page.inner_text("#problems")
+    marks = page.inner_text("#problems")
+    assert "fallback from tavily" in marks and "blocked" in marks and "retry" in marks
+    # pixels: a problem row carries a red bar at its left edge
+    row = problems.first.bounding_box()
+    shot = shots / "problem_row.png"
+    page.screenshot(path=str(shot), clip={"x": row["x"], "y": row["y"], "width": 4, "height": row["height"]})
+    r, g, b = Image.open(shot).convert("RGB").getpixel((1, int(row["height"] / 2)))
+    assert r > 150 and g < 110 and b < 110, (r, g, b)
+    # the strip jumps to the node: selected, details loaded, bookmarkable
+    blocked = page.locator("#problems a.jump", has_text="blocked")
+    blocked.click()
+    page.locator("#details .span-details").wait_for()
+    selected = page.locator("tr.node.selected")
+    assert selected.count() == 1 and "blocked" in selected.inner_text()
+    assert "output.citation_required" in page.inner_text("#details h2") or "blocked" in page.inner_text("#details")
+    assert "span=" in page.url
+    save_shot(page, shots, "run_problem_selected")
+    assert page.errors == []
+
+
+def test_waterfall_is_at_least_half_the_width_and_the_split_resizes(page_as: Any, live: Live) -> None:
+    page = page_as("bob-query", width=1440)
+    page.goto(live.url + f"/runs/{RUN}?span={run_trace(live)}:" + live.rows(
+        "SELECT span_id FROM spans WHERE run_id = ? AND name LIKE 'chat%' LIMIT 1", [RUN])[0][0])  # fmt: skip
+    page.locator("#details .span-details").wait_for()
+    wf = page.locator("tr.node td.wfcell").first.bounding_box()
+    assert wf["width"] >= 0.5 * 1440, wf
+    details = page.locator("#details").bounding_box()
+    gutter = page.locator("#gutter").bounding_box()
+    page.mouse.move(gutter["x"] + 5, gutter["y"] + 40)
+    page.mouse.down()
+    page.mouse.move(gutter["x"] - 195, gutter["y"] + 40, steps=5)
+    page.mouse.up()
+    wider = page.locator("#details").bounding_box()
+    assert wider["width"] > details["width"] + 150, (details, wider)
+    page.locator("#gutter").focus()
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#details").bounding_box()["width"] < wider["width"]
+    assert page.errors == []
+
+
+def test_trace_title_critical_path_and_find(page_as: Any, live: Live, shots: Path) -> None:
+    page = page_as("bob-query")
+    trace = run_trace(live)
+    page.goto(live.url + f"/traces/{trace}")
+    assert page.inner_text("h1") == "invoke_workflow deep_research"  # the root span's name, not the hex id
+    assert trace in page.inner_text(".pagehead .sub")
+    assert page.title().startswith("invoke_workflow deep_research")
+    # the critical path is a chain from the root: every node on it but the root has its parent on it
+    crit = page.eval_on_selector_all(
+        "tr.node.critical", "rows => rows.map(r => [r.dataset.key, r.dataset.parent])"
+    )
+    keys = {k for k, _ in crit}
+    assert len(crit) >= 3
+    assert sum(1 for _, p in crit if not p) == 1
+    assert all(p in keys for _, p in crit if p)
+    assert page.locator("rect.critline").count() == len(crit)
+    # find by an attribute value (the fallback's original provider), typed after "/" with the keyboard only
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "find"
+    page.keyboard.type("tavily")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**find=tavily**")
+    found = page.locator("tr.node.found")
+    assert found.count() == 1
+    assert found.first.is_visible()
+    assert "exa/search" in found.first.inner_text()
+    assert "1 match" in page.inner_text("#find-count")
+    # by name, case-insensitively
+    page.goto(live.url + f"/traces/{trace}?find=WEB_FETCH")
+    tools = page.locator("tr.node", has_text="web_fetch").filter(has=page.locator("a.k-tool_invocation"))
+    assert tools.count() == 4
+    assert page.locator("tr.node.found a.k-tool_invocation").count() == 4  # and the call whose prompt names it
+    save_shot(page, shots, "trace_find")
+    assert page.errors == []
+
+
+COLLAPSED = """[...document.querySelectorAll('tr.node:not(.hidden)')]
+    .find(r => r.dataset.open === '0' && r.querySelector('.toggle:not(.leaf)')).dataset.key"""
+"""A shown node that is closed on load (no problem below it)."""
+
+
+def test_keyboard_only_journey(page_as: Any, live: Live) -> None:
+    page = page_as("bob-query")
+    page.goto(live.url + f"/runs/{RUN}")
+    page.keyboard.press("j")  # into the tree
+    focused = page.evaluate("document.activeElement.dataset.key")
+    assert focused and focused.endswith(":" + focused.split(":")[1])
+    style = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert style != "none"  # a visible focus
+    for _ in range(3):
+        page.keyboard.press("j")
+    page.keyboard.press("k")
+    key = page.evaluate("document.activeElement.dataset.key")
+    rows = page.eval_on_selector_all("tr.node:not(.hidden)", "rs => rs.map(r => r.dataset.key)")
+    assert rows.index(key) == 2  # the first j focuses row 0, three more go to 3, k back to 2
+    # a collapsed skill opens with the right arrow and closes with the left
+    skill_key = page.evaluate(COLLAPSED)
+    skill = page.locator(f'tr.node[data-key="{skill_key}"]')
+    skill.evaluate("r => document.querySelector('table.tree').focusRow(r)")
+    children = page.locator(f'tr.node[data-parent="{skill_key}"]')
+    assert not children.first.is_visible()
+    page.keyboard.press("ArrowRight")
+    assert children.first.is_visible()
+    page.keyboard.press("ArrowRight")  # to the first child
+    assert page.evaluate("document.activeElement.dataset.parent") == skill_key
+    page.keyboard.press("Enter")  # details of the focused node
+    page.locator("#details .span-details").wait_for()
+    assert page.locator("tr.node.selected").get_attribute("data-parent") == skill_key
+    page.keyboard.press("ArrowLeft")  # a leaf: to its parent
+    assert page.evaluate("document.activeElement.dataset.key") == skill_key
+    page.keyboard.press("ArrowLeft")
+    assert not children.first.is_visible()
+    page.keyboard.press("?")
+    assert page.locator("#keyhelp").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("#keyhelp").is_visible()
+    # the runs list: j / k between rows, Enter opens one
+    page.goto(live.url + "/")
+    page.keyboard.press("j")
+    first = page.evaluate("document.activeElement.getAttribute('href')")
+    page.keyboard.press("j")
+    second = page.evaluate("document.activeElement.getAttribute('href')")
+    assert first != second and second.startswith("/runs/")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**" + second)
+    assert page.errors == []
+
+
+# ---- a store of our own: calls with messages in each convention, hostile text, and a big trace ----------------
+
+MSG_TRACE = bytes.fromhex("c0ffee00" * 4)
+BIG_TRACE = bytes.fromhex("b16b16b1" * 4)
+BIG = 1500
+
+
+def _messages_request() -> bytes:
+    genai = {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o",
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": "Be brief. " + XSS_TEXT}]),
+        "gen_ai.input.messages": json.dumps([
+            {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris? " + XSS_TEXT}]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1", "name": XSS_TOOL,
+                                              "arguments": {"city": XSS_TEXT}}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": "rainy " + XSS_TEXT}]},
+        ]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "finish_reason": "stop",
+                                               "parts": [{"type": "text", "content": "It rains. " + XSS_TEXT}]}]),
+    }  # fmt: skip
+    openinference = {
+        "openinference.span.kind": "LLM", "llm.model_name": "claude",
+        "llm.input_messages.0.message.role": "system", "llm.input_messages.0.message.content": "oi system",
+        "llm.input_messages.1.message.role": "user", "llm.input_messages.1.message.content": "oi question",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "lookup",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"q": "oi"}',
+    }  # fmt: skip
+    vercel = {
+        "ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "gpt-4o-mini",
+        "ai.prompt.messages": json.dumps([
+            {"role": "system", "content": "vercel system"},
+            {"role": "user", "content": [{"type": "text", "text": "vercel question"}]},
+            {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "t1", "toolName": "weather",
+                                               "args": {"city": "Oslo"}}]},
+            {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "t1", "toolName": "weather",
+                                          "result": {"temp": 3}}]},
+        ]),
+        "ai.response.text": "vercel answer",
+    }  # fmt: skip
+    spans = [
+        {"trace_id": MSG_TRACE, "span_id": bytes.fromhex("0000000000000001"), "name": "agent turn", "start": T0,
+         "end": T0 + 9_000_000},
+        {"trace_id": MSG_TRACE, "span_id": bytes.fromhex("0000000000000002"), "parent_span_id":
+         bytes.fromhex("0000000000000001"), "name": "chat gpt-4o", "start": T0 + 1_000_000, "end": T0 + 3_000_000,
+         "attributes": genai},
+        {"trace_id": MSG_TRACE, "span_id": bytes.fromhex("0000000000000003"), "parent_span_id":
+         bytes.fromhex("0000000000000001"), "name": "ChatAnthropic", "start": T0 + 3_000_000, "end": T0 + 5_000_000,
+         "attributes": openinference},
+        {"trace_id": MSG_TRACE, "span_id": bytes.fromhex("0000000000000004"), "parent_span_id":
+         bytes.fromhex("0000000000000001"), "name": "ai.generateText.doGenerate", "start": T0 + 5_000_000,
+         "end": T0 + 8_000_000, "attributes": vercel},
+    ]  # fmt: skip
+    return span_request(spans, service="chat-svc").SerializeToString()
+
+
+def _big_request() -> bytes:
+    """A trace of BIG spans: a root, 30 workers under it, the rest spread under the workers, one in error."""
+    spans = [{"trace_id": BIG_TRACE, "span_id": (1).to_bytes(8, "big"), "name": "big root", "start": T0,
+              "end": T0 + BIG * 1_000_000}]  # fmt: skip
+    for i in range(2, BIG + 1):
+        parent = 1 if i <= 31 else 2 + (i % 30)
+        start = T0 + i * 600_000
+        attrs = {"worker.index": i}
+        if i == BIG - 7:
+            attrs["error.type"] = "boom"
+        spans.append({"trace_id": BIG_TRACE, "span_id": i.to_bytes(8, "big"), "parent_span_id":
+                      parent.to_bytes(8, "big"), "name": f"work {i}", "start": start, "end": start + 300_000,
+                      "attributes": attrs})  # fmt: skip
+    req = span_request(spans, service="big-svc")
+    req.resource_spans[0].scope_spans[0].spans[BIG - 8].status.code = 2
+    return req.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A receiver of its own (no tokens, loopback) with the two traces above."""
+    root = tmp_path_factory.mktemp("console_explorer")
+    config = ReceiverConfig.resolve(
+        db=str(root / "explorer.duckdb"), grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", decode_workers=0
+    )
+    receiver = serving(config).start()
+    try:
+        for body in (_messages_request(), _big_request()):
+            assert post_traces(receiver.http_address, body, timeout=60).status_code == 200
+        yield receiver.http_address
+    finally:
+        receiver.stop()
+
+
+@pytest.fixture
+def own_page(browser: Any) -> Iterator[Any]:
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.errors = []  # type: ignore[attr-defined]
+    page.on("pageerror", lambda e: page.errors.append(str(e)))  # type: ignore[attr-defined]
+    yield page
+    ctx.close()
+
+
+def test_messages_render_as_a_chat_and_hostile_text_stays_text(own: str, own_page: Any, shots: Path) -> None:
+    page = own_page
+    trace = MSG_TRACE.hex()
+    page.goto(own + f"/traces/{trace}?span=0000000000000002")
+    chat = page.locator("#details section.chat")
+    roles = chat.locator(".msg .role").all_inner_texts()
+    assert [r.lower() for r in roles] == ["system", "user", "assistant", "tool", "assistant"]
+    text = chat.inner_text()
+    assert "Weather in Paris? " + XSS_TEXT in text
+    assert XSS_TOOL in chat.locator(".toolcall").inner_text()  # the tool's name, as text
+    assert '"city"' in chat.locator(".toolcall pre").inner_text()
+    assert "rainy " + XSS_TEXT in chat.locator(".toolresult").inner_text()
+    assert "finish: stop" in text
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert page.locator("img[src=x]").count() == 0
+    assert page.evaluate("document.scripts.length") == 1
+    # the raw JSON, one click away
+    raw = page.locator("#details details.raw")
+    assert not raw.locator("pre").first.is_visible()
+    raw.locator("summary").click()
+    assert "gen_ai.input.messages" in raw.inner_text()
+    assert raw.locator("pre").first.is_visible()
+    save_shot(page, shots, "chat_genai")
+    # OpenInference and the Vercel AI SDK, through the script path (fragment fetched and inserted)
+    page.goto(own + f"/traces/{trace}")
+    page.locator(f"#n-{trace}-0000000000000003 span.title").click()
+    page.locator("#details section.chat").wait_for()
+    assert [r.lower() for r in page.locator("#details .msg .role").all_inner_texts()] == ["system", "user", "assistant"]
+    assert "lookup" in page.inner_text("#details .toolcall")
+    page.locator(f"#n-{trace}-0000000000000004 span.title").click()
+    page.locator("#details h2", has_text="ai.generateText").wait_for()
+    roles = [r.lower() for r in page.locator("#details .msg .role").all_inner_texts()]
+    assert roles == ["system", "user", "assistant", "tool", "assistant"]
+    assert "weather" in page.inner_text("#details .toolcall") and "vercel answer" in page.inner_text("#details")
+    save_shot(page, shots, "chat_vercel")
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert page.errors == []
+
+
+def test_big_trace_minimap_zoom_and_show_more(own: str, own_page: Any, shots: Path) -> None:
+    page = own_page
+    trace = BIG_TRACE.hex()
+    page.goto(own + f"/traces/{trace}?limit=2000")
+    assert page.locator("tr.node").count() == BIG
+    assert page.locator("svg.minimap rect").count() <= 240  # drawn in bands
+    assert page.locator("svg.minimap rect.bad").count() == 1  # the failing span's band
+    # the error deep in the tree is open and in the strip
+    assert page.locator("#problems a.jump").count() == 1
+    assert page.locator("tr.node.problem").first.is_visible()
+    labels = page.locator("th.wfhead .axis-labels span").all_inner_texts()
+    # drag across the minimap's second quarter: the waterfall shows that part
+    box = page.locator("#minimap").bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.25, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=4)
+    page.mouse.up()
+    page.wait_for_url("**zoom=**")
+    zoomed = page.locator("th.wfhead .axis-labels span").all_inner_texts()
+    assert zoomed != labels and zoomed[0] != "0.0 ms"
+    assert page.locator("svg.minimap rect.window").count() == 1
+    # bars outside the window are not drawn; the ones inside are wider than at full scale
+    assert 0 < page.locator("svg.wf rect:not(.critline)").count() < BIG
+    page.locator("#zoom-in").click()
+    page.wait_for_load_state()
+    assert page.locator("th.wfhead .axis-labels span").all_inner_texts() != zoomed
+    save_shot(page, shots, "big_trace_zoomed")
+    page.goto(own + f"/traces/{trace}")  # 500 by default, and a way to more
+    assert page.locator("tr.node").count() == 500
+    assert "Show more spans" in page.inner_text(".more")
+    assert page.errors == []
+
+
+@pytest.mark.skipif(os.environ.get("CONSOLE_SKIP_AXE") == "1", reason="asked to skip")
+def test_dark_mode_colours(browser: Any, live: Live) -> None:
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="dark")
+    try:
+        page = ctx.new_page()
+        page.goto(live.url + "/signin")
+        page.fill("input[name=token]", "bob-query")
+        page.click("button[type=submit]")
+        page.wait_for_url(live.url + "/")
+        page.goto(live.url + f"/runs/{RUN}")
+        bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        ink = page.evaluate("getComputedStyle(document.body).color")
+        panel = page.evaluate("getComputedStyle(document.querySelector('.panel')).backgroundColor")
+
+        def lum(css: str) -> float:
+            r, g, b = (int(x) for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+            return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+        assert lum(bg) < 0.15 and lum(panel) < 0.2, (bg, panel)
+        assert lum(ink) > 0.8, ink
+    finally:
+        ctx.close()
