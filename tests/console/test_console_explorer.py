@@ -364,3 +364,67 @@ def test_dark_mode_colours(browser: Any, live: Live) -> None:
         assert lum(ink) > 0.8, ink
     finally:
         ctx.close()
+
+
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+"""axe-core 4.11.0 (MPL-2.0, from npm: ``npm pack axe-core@4.11.0``), run in the page by the accessibility test."""
+AXE_RUN = """async () => {
+  const r = await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}});
+  return r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
+}"""
+
+
+def _signed_in(browser: Any, live: Live, **options: Any) -> Any:
+    ctx = browser.new_context(**options)
+    page = ctx.new_page()
+    page.goto(live.url + "/signin")
+    page.fill("input[name=token]", "bob-query")
+    page.click("button[type=submit]")
+    page.wait_for_url(live.url + "/")
+    return ctx, page
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_passes_axe_wcag_aa(browser: Any, live: Live, scheme: str) -> None:
+    """axe-core's WCAG 2 A and AA rules (contrast included) on every page, in both colour schemes. The CSP is
+    bypassed for this context only, to inject axe (the pages' own script is unchanged)."""
+    from tests.console.test_console_browser import pages
+
+    source = AXE.read_text(encoding="utf-8")
+    ctx, page = _signed_in(browser, live, viewport={"width": 1440, "height": 900}, color_scheme=scheme,
+                           bypass_csp=True)  # fmt: skip
+    try:
+        trace = run_trace(live)
+        span = live.rows("SELECT span_id FROM spans WHERE trace_id = ? AND name LIKE 'chat%' LIMIT 1", [trace])[0][0]
+        extra = [("span_chat", f"/traces/{trace}?span={span}", "Messages")]
+        found = {}
+        for name, path, _ in pages(live) + extra:
+            page.goto(live.url + path)
+            page.add_script_tag(content=source)
+            violations = page.evaluate(AXE_RUN)
+            if violations:
+                found[name] = violations
+        assert found == {}
+    finally:
+        ctx.close()
+
+
+def test_every_page_fits_a_phone(page_as: Any, live: Live, shots: Path) -> None:
+    """At 390 px no page scrolls sideways (wide tables scroll inside their panel), the nav stays in its bar and
+    the tree keeps a usable name column."""
+    from tests.console.test_console_browser import pages
+
+    page = page_as("bob-query", width=390)
+    for name, path, text in pages(live):
+        page.goto(live.url + path)
+        scroll, client = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert scroll <= client, (name, scroll, client)
+        bar = page.locator("header.topbar").bounding_box()
+        nav = page.locator("header.topbar nav").bounding_box()
+        assert nav["x"] >= 0 and nav["x"] + nav["width"] <= bar["width"] + 0.5, (name, nav, bar)
+        save_shot(page, shots, f"phone_{name}")
+    page.goto(live.url + f"/runs/{RUN}")
+    name_cell = page.locator("tr.node td").first.bounding_box()
+    assert name_cell["width"] >= 200, name_cell
+    assert page.locator("tr.node.problem").first.is_visible()
+    assert page.errors == []
