@@ -75,13 +75,17 @@
     tree.addEventListener("keydown", function (ev) {
       var row = ev.target.closest && ev.target.closest("tr.node");
       if (!row || ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
-      var shown = rows.filter(visible);
-      var i = shown.indexOf(row);
       var k = ev.key;
-      if (k === "ArrowDown" || k === "j") { focusRow(shown[Math.min(i + 1, shown.length - 1)]); }
-      else if (k === "ArrowUp" || k === "k") { focusRow(shown[Math.max(i - 1, 0)]); }
-      else if (k === "Home") { focusRow(shown[0]); }
-      else if (k === "End") { focusRow(shown[shown.length - 1]); }
+      // the next or previous shown row by walking siblings: a 10,000-row tree is never scanned per key press
+      function step(from, dir) {
+        var r = dir > 0 ? from.nextElementSibling : from.previousElementSibling;
+        while (r && !visible(r)) { r = dir > 0 ? r.nextElementSibling : r.previousElementSibling; }
+        return r || from;
+      }
+      if (k === "ArrowDown" || k === "j") { focusRow(step(row, 1)); }
+      else if (k === "ArrowUp" || k === "k") { focusRow(step(row, -1)); }
+      else if (k === "Home") { focusRow(rows[0]); }
+      else if (k === "End") { var last = rows[rows.length - 1]; focusRow(visible(last) ? last : step(last, -1)); }
       else if (k === "ArrowRight" || k === "l") {
         if (kids[row.dataset.key] && row.dataset.open !== "1") { setOpen(row, true); showChildren(row.dataset.key, true); }
         else if (kids[row.dataset.key]) { focusRow(kids[row.dataset.key][0]); }
