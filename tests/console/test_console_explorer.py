@@ -428,3 +428,45 @@ def test_every_page_fits_a_phone(page_as: Any, live: Live, shots: Path) -> None:
     assert name_cell["width"] >= 200, name_cell
     assert page.locator("tr.node.problem").first.is_visible()
     assert page.errors == []
+
+
+def test_lineage_graph_links_and_ties_evidence_to_sources(page_as: Any, live: Live, shots: Path) -> None:
+    page = page_as("bob-query")
+    page.goto(live.url + "/claims/claim_demo_draft_share")
+    graph = page.locator("svg.graph")
+    keys = graph.locator("a.gnode").evaluate_all("ns => ns.map(n => n.dataset.key)")
+    assert "c:claim_demo_draft_share" in keys and "s:src_demo_survey_a" in keys
+    assert any(k.startswith("ct:") for k in keys) and any(k.startswith("e:") for k in keys)
+    assert any(k.startswith("x:") for k in keys)  # the conflict, beside the claim
+    assert graph.locator("path.edge.conflict").count() >= 1
+    # each evidence item says which source it came from, and the source which evidence it backs
+    ev = page.locator("#ev-ev_demo_survey_a")
+    assert "from State of agents survey 2025 (exa)" in ev.locator(".from-source").inner_text()
+    assert "ev_demo_survey_a" in page.locator("#src-src_demo_survey_a .backs").inner_text()
+    # a node is a link: the source node scrolls to its card, the evidence's source link too
+    graph.locator('a.gnode[data-key="s:src_demo_survey_a"]').click()
+    assert page.url.endswith("#src-src_demo_survey_a")
+    ev.locator(".from-source a").click()
+    assert page.evaluate("document.querySelector(':target').id") == "src-src_demo_survey_a"
+    save_shot(page, shots, "claim_graph")
+    assert page.errors == []
+
+
+def test_agents_graph_nodes_open_their_spans_and_the_other_run(page_as: Any, live: Live, shots: Path) -> None:
+    page = page_as("bob-query")
+    page.goto(live.url + f"/runs/{RUN}")
+    graph = page.locator("#agents svg.graph")
+    keys = graph.locator("a.gnode").evaluate_all("ns => ns.map(n => n.dataset.key)")
+    assert {"run", "a:research_agent", "t:web_fetch", "m:openai/gpt-4o", "r:run_demo_fact_check"} <= set(keys), keys
+    assert graph.locator("path.edge.handoff").count() >= 1
+    labels = graph.locator("text.elabel").evaluate_all("ts => ts.map(t => t.textContent)")
+    assert "4×" in labels  # four web_fetch calls
+    save_shot(page, shots, "run_agents_graph")
+    graph.locator('a.gnode[data-key="t:web_fetch"]').click()
+    page.wait_for_url("**find=web_fetch**")
+    assert page.locator("tr.node.found a.k-tool_invocation").count() == 4
+    page.goto(live.url + f"/runs/{RUN}")
+    page.locator('#agents a.gnode[data-key="r:run_demo_fact_check"]').click()
+    page.wait_for_url("**/runs/run_demo_fact_check")
+    assert "fact_check" in page.inner_text("h1")
+    assert page.errors == []

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from otel_agent.console import charts, tree
+from otel_agent.console.graph import agents_graph
 from otel_agent.console.pages import int_arg, text_arg
 from otel_agent.console.render import fmt_usd
 from otel_agent.console.security import Viewer
@@ -70,6 +71,7 @@ async def run_page(request: Request, console: Any, viewer: Viewer) -> Response:
         more=len(data.spans) > limit, limit=limit, links=data.links, metrics=data.metrics,
         cost_charts=_cost_charts(data.cost), timeline=data.timeline, d=details, traces=data.traces,
         selected=selected, base=f"/runs/{run_id}", find=find, data={"run": data, "span": details},
+        graph=agents_graph(data.run, data.spans[:limit], data.links),
     )  # fmt: skip
 
 
