@@ -17,7 +17,7 @@ from PIL import Image
 from otel_agent.config import ReceiverConfig
 from otel_agent.main import serving
 from tests.console.conftest import Live, save_shot
-from tests.otlp_builders import T0, post_traces, span_request
+from tests.otlp_builders import T0, kvs, post_traces, span_request
 
 RUN = "run_demo_deep_research"
 XSS_TEXT = "<img src=x onerror=window.__xss=7>"
@@ -172,6 +172,8 @@ def test_keyboard_only_journey(page_as: Any, live: Live) -> None:
 # ---- a store of our own: calls with messages in each convention, hostile text, and a big trace ----------------
 
 MSG_TRACE = bytes.fromhex("c0ffee00" * 4)
+TURN2_TRACE = bytes.fromhex("c0ffee02" * 4)
+SESSION = "conv-<b>42</b>"
 BIG_TRACE = bytes.fromhex("b16b16b1" * 4)
 BIG = 1500
 
@@ -222,7 +224,25 @@ def _messages_request() -> bytes:
          bytes.fromhex("0000000000000001"), "name": "ai.generateText.doGenerate", "start": T0 + 5_000_000,
          "end": T0 + 8_000_000, "attributes": vercel},
     ]  # fmt: skip
-    return span_request(spans, service="chat-svc").SerializeToString()
+    for sp in spans[1:]:
+        sp["attributes"]["gen_ai.conversation.id"] = SESSION
+    # a second turn of the same conversation, in a trace of its own, which fails
+    spans.append({"trace_id": TURN2_TRACE, "span_id": bytes.fromhex("0000000000000009"), "name": "chat gpt-4o",
+                  "start": T0 + 60_000_000_000, "end": T0 + 61_000_000_000,
+                  "attributes": {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                                 "gen_ai.request.model": "gpt-4o", "gen_ai.conversation.id": SESSION,
+                                 "error.type": "timeout"}})  # fmt: skip
+    req = span_request(spans, service="chat-svc")
+    stored = req.resource_spans[0].scope_spans[0].spans
+    stored[4].status.code = 2
+    # an evaluation of the first call, recorded as a span event on it
+    event = stored[1].events.add()
+    event.name = "gen_ai.evaluation.result"
+    event.time_unix_nano = T0 + 3_500_000
+    event.attributes.extend(kvs({"gen_ai.evaluation.name": "Relevance", "gen_ai.evaluation.score.value": 0.25,
+                                 "gen_ai.evaluation.score.label": "irrelevant",
+                                 "gen_ai.evaluation.explanation": "answered " + XSS_TEXT}))  # fmt: skip
+    return req.SerializeToString()
 
 
 def _big_request() -> bytes:
@@ -469,4 +489,37 @@ def test_agents_graph_nodes_open_their_spans_and_the_other_run(page_as: Any, liv
     page.locator('#agents a.gnode[data-key="r:run_demo_fact_check"]').click()
     page.wait_for_url("**/runs/run_demo_fact_check")
     assert "fact_check" in page.inner_text("h1")
+    assert page.errors == []
+
+
+def test_sessions_and_evaluations(own: str, own_page: Any, shots: Path) -> None:
+    page = own_page
+    page.goto(own + "/")
+    page.click("nav a[href='/sessions']")
+    row = page.locator("table.sessions tbody tr", has_text=SESSION)
+    assert row.count() == 1
+    cells = row.locator("td").all_inner_texts()
+    assert cells[4] == "2" and cells[5] == "1", cells  # two runs, one failed
+    row.locator("a").first.click()
+    page.wait_for_url("**/sessions/**")
+    assert SESSION in page.inner_text("h1")  # as text
+    turns = page.locator("ol.turns li")
+    assert turns.count() == 2
+    assert "bad" in (turns.nth(1).get_attribute("class") or "")  # the failing turn, second in order
+    save_shot(page, shots, "session")
+    turns.first.locator("a", has_text="evaluations").click()
+    page.wait_for_url("**/evaluations?run=**")
+    ev = page.locator("table.evaluations tbody tr")
+    assert ev.count() == 1
+    text = ev.inner_text()
+    assert "Relevance" in text and "irrelevant" in text and "answered " + XSS_TEXT in text
+    assert page.locator("img[src=x]").count() == 0
+    ev.locator("td:nth-child(5) a").click()
+    page.wait_for_url("**span=0000000000000002**")
+    assert page.locator("tr.node.selected").count() == 1
+    # the span details link to its scores
+    page.locator("#details a", has_text="scores of this span").click()
+    page.wait_for_url("**/evaluations?trace=**")
+    assert page.locator("table.evaluations tbody tr").count() == 1
+    assert page.evaluate("typeof window.__xss") == "undefined"
     assert page.errors == []
