@@ -30,16 +30,17 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from otel_agent.config import ReceiverConfig  # noqa: E402
-from otel_agent.main import serving  # noqa: E402
-from tests.otlp_builders import T0, post_traces, span_request  # noqa: E402
+from otel_agent.config import ReceiverConfig
+from otel_agent.main import serving
+from tests.otlp_builders import T0, post_traces, span_request
 
 TRACE = bytes.fromhex("7e57" * 8)
 
 
 def trace_request(n: int) -> bytes:
     spans = [{"trace_id": TRACE, "span_id": (1).to_bytes(8, "big"), "name": "invoke_agent big",
-              "start": T0, "end": T0 + n * 1_000_000, "attributes": {"gen_ai.operation.name": "invoke_agent"}}]  # fmt: skip
+              "start": T0, "end": T0 + n * 1_000_000,
+               "attributes": {"gen_ai.operation.name": "invoke_agent"}}]  # fmt: skip
     steps = 50
     for i in range(2, n + 1):
         start = T0 + i * 900_000
@@ -50,9 +51,13 @@ def trace_request(n: int) -> bytes:
             parent = 2 + (i % steps)
             if i % 2:
                 name, attrs = "chat gpt-4o", {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-                                              "gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 100}  # fmt: skip
+                                              "gen_ai.request.model": "gpt-4o",
+                                              "gen_ai.usage.input_tokens": 100}  # fmt: skip
             else:
-                name, attrs = "execute_tool search", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"}
+                name, attrs = (
+                    "execute_tool search",
+                    {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"},
+                )
             if i % 20 == 0:
                 attrs["otel_agent.retry.count"] = 1
             end = start + 400_000
@@ -91,7 +96,10 @@ def main() -> None:
             body = trace_request(args.spans)
             t = time.perf_counter()
             assert post_traces(receiver.http_address, body, timeout=300).status_code == 200
-            print(f"sent {args.spans:,} spans in one request ({len(body) / 1e6:.1f} MB) in {time.perf_counter() - t:.1f} s")
+            print(
+                f"sent {args.spans:,} spans in one request ({len(body) / 1e6:.1f} MB) "
+                f"in {time.perf_counter() - t:.1f} s"
+            )
             base = f"{receiver.http_address}/traces/{TRACE.hex()}"
             deadline = time.time() + 120
             while requests.get(base + "?limit=10000", timeout=120).text.count('class="node') < args.spans:
@@ -131,7 +139,8 @@ def browser_times(url: str, repeat: int) -> None:
             t = time.perf_counter()
             page.evaluate(
                 "(() => { const r = [...document.querySelectorAll('tr.node:not(.hidden)')].find(r => "
-                "r.dataset.open === '0' && r.querySelector('.toggle:not(.leaf)')); if (r) r.querySelector('.toggle').click(); })()"
+                "r.dataset.open === '0' && r.querySelector('.toggle:not(.leaf)')); "
+                "if (r) r.querySelector('.toggle').click(); })()"
             )
             opens.append((time.perf_counter() - t) * 1000)
         shown = page.evaluate("document.querySelectorAll('tr.node:not(.hidden)').length")

@@ -225,15 +225,25 @@ class SecureStatic(StaticFiles):
 def console_routes(console: Console) -> list[BaseRoute]:
     """Every console route; the OTLP and API routes are registered before these and keep their paths."""
     from otel_agent.console.pages import (
-        artifacts, claims, context, memory, providers, receipts, run, runs, search, sessions, sql, trace,
+        artifacts,
+        claims,
+        context,
+        memory,
+        providers,
+        receipts,
+        run,
+        runs,
+        search,
+        sessions,
+        sql,
+        trace,
     )  # fmt: skip
 
     static_dir = str(resources.files("otel_agent.console").joinpath("static"))
     routes: list[BaseRoute] = [Mount("/static", app=SecureStatic(directory=static_dir), name="static")]
     routes += auth_routes(console)
     pages: list[BaseRoute] = []
-    for module in (runs, run, trace, search, sessions, claims, artifacts, receipts, providers, context, memory,
-                   sql):
+    for module in (runs, run, trace, search, sessions, claims, artifacts, receipts, providers, context, memory, sql):
         for path, handler, methods, role in module.ROUTES:
             pages.append(Route(path, page(console, handler, role), methods=methods))
             if methods == ["GET"] and not path.endswith((".json", ".md")):  # a page, not a download

@@ -72,7 +72,7 @@ class Graph:
         for n in self.nodes:
             by_col[n.col].append(n)
         kept: list[GNode] = []
-        for col, nodes in by_col.items():
+        for nodes in by_col.values():
             self.left_out += max(0, len(nodes) - MAX_PER_COL)
             kept += nodes[:MAX_PER_COL]
         self.nodes = kept

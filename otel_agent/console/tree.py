@@ -188,7 +188,7 @@ def build(
     starts = [r["start_ns"] for r in rows if r.get("start_ns") is not None]
     ends = [r["end_ns"] for r in rows if r.get("end_ns") is not None]
     t0 = min(starts) if starts else 0
-    t1 = max(ends + [t0 + 1])
+    t1 = max([*ends, t0 + 1])
     w0 = t0 + int(window.lo * (t1 - t0))
     w1 = max(t0 + int(window.hi * (t1 - t0)), w0 + 1)
     scale = WIDTH / (w1 - w0)

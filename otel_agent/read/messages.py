@@ -83,8 +83,9 @@ def _part(p: Any) -> list[Part]:
     if not isinstance(p, dict):
         return [Part("other", _text(p))]
     kind = str(p.get("type") or "")
-    if kind in ("text", "input_text", "output_text", "reasoning", "thinking") or (not kind and "content" in p and
-                                                                                  isinstance(p["content"], str)):
+    if kind in ("text", "input_text", "output_text", "reasoning", "thinking") or (
+        not kind and "content" in p and isinstance(p["content"], str)
+    ):
         return [Part("text", _text(p.get("content") if p.get("content") is not None else p.get("text")),
                      name="reasoning" if kind in ("reasoning", "thinking") else None)]  # fmt: skip
     if kind in ("tool_call", "tool-call", "function_call", "tool_use"):
@@ -106,7 +107,11 @@ def _tool_calls(calls: Any) -> list[Part]:
             continue
         fn = c.get("function") if isinstance(c.get("function"), dict) else {}
         name = fn.get("name") or c.get("name") or c.get("toolName")
-        args = fn.get("arguments") if "arguments" in fn else next((c[k] for k in ("arguments", "args", "input") if k in c), None)
+        args = (
+            fn.get("arguments")
+            if "arguments" in fn
+            else next((c[k] for k in ("arguments", "args", "input") if k in c), None)
+        )
         out.append(Part("tool_call", _args(args), name=str(name) if name else None,
                         id=str(c.get("id") or c.get("toolCallId") or "") or None))  # fmt: skip
     return out
@@ -134,7 +139,9 @@ def message(m: Any, default_role: str = "user") -> Message | None:
             for p in loaded:
                 parts += _part(p)
         elif role == "tool" or m.get("tool_call_id"):
-            parts.append(Part("tool_result", _args(content), id=str(m.get("tool_call_id") or m.get("id") or "") or None))
+            parts.append(
+                Part("tool_result", _args(content), id=str(m.get("tool_call_id") or m.get("id") or "") or None)
+            )
         else:
             parts.append(Part("text", _text(content)))
     parts += _tool_calls(m.get("tool_calls"))
@@ -163,7 +170,9 @@ def messages(value: Any, default_role: str = "user") -> list[Message]:
     return out
 
 
-_FLAT = re.compile(r"^(?P<prefix>llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion)\.(?P<i>\d+)\.(?P<rest>.+)$")
+_FLAT = re.compile(
+    r"^(?P<prefix>llm\.input_messages|llm\.output_messages|gen_ai\.prompt|gen_ai\.completion)\.(?P<i>\d+)\.(?P<rest>.+)$"
+)
 
 
 def _unflatten(attrs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

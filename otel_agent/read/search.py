@@ -86,7 +86,8 @@ SPANS_SQL = """
 SELECT trace_id, span_id, parent_span_id, name AS span_name, service_name, run_id, start_time,
        duration_ns / 1e6 AS duration_ms, status_code
 FROM spans
-WHERE ($t0::TIMESTAMP IS NULL OR start_time >= $t0::TIMESTAMP) AND ($t1::TIMESTAMP IS NULL OR start_time < $t1::TIMESTAMP)
+WHERE ($t0::TIMESTAMP IS NULL OR start_time >= $t0::TIMESTAMP)
+  AND ($t1::TIMESTAMP IS NULL OR start_time < $t1::TIMESTAMP)
   AND {where}
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1
 ORDER BY start_time DESC, trace_id, span_id
@@ -97,7 +98,8 @@ RUNS_SQL = """
 WITH hits AS (
     SELECT trace_id, span_id, coalesce(run_id, trace_id) AS run_id, start_time, end_time, status_code, {flags}
     FROM spans
-    WHERE ($t0::TIMESTAMP IS NULL OR start_time >= $t0::TIMESTAMP) AND ($t1::TIMESTAMP IS NULL OR start_time < $t1::TIMESTAMP)
+    WHERE ($t0::TIMESTAMP IS NULL OR start_time >= $t0::TIMESTAMP)
+      AND ($t1::TIMESTAMP IS NULL OR start_time < $t1::TIMESTAMP)
       AND ({any})
 )
 SELECT run_id, min(start_time) AS first_match, max(end_time) AS last_match, count(DISTINCT span_id) AS matched_spans,
@@ -135,7 +137,9 @@ def search_runs(
     conds = _where(terms, params)
     flags = ", ".join(f"({c}) AS m{i}" for i, c in enumerate(conds))
     sql = RUNS_SQL.format(
-        flags=flags, any=" OR ".join(f"({c})" for c in conds), all=" AND ".join(f"bool_or(m{i})" for i in range(len(conds)))
+        flags=flags,
+        any=" OR ".join(f"({c})" for c in conds),
+        all=" AND ".join(f"bool_or(m{i})" for i in range(len(conds))),
     )
     return src.rows(sql, params, max_rows=limit + 1)
 

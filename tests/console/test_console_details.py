@@ -4,11 +4,12 @@ are inside their charts."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tests.console.conftest import Live, save_shot
+from tests.console.conftest import Live
 
 
 def test_sql_error_keeps_the_editor_and_the_schema_browser_opens_a_view(page_as: Any, live: Live) -> None:
@@ -19,7 +20,9 @@ def test_sql_error_keeps_the_editor_and_the_schema_browser_opens_a_view(page_as:
     assert page.input_value("textarea#sql") == bad
     assert "no_such_column" in page.inner_text(".sql-error")
     views = page.locator("aside.schema details.view summary a").all_inner_texts()
-    assert "runs" in views and "spans" in views and "claim_support" in views
+    assert "runs" in views
+    assert "spans" in views
+    assert "claim_support" in views
     page.locator("aside.schema details.view", has=page.locator("summary a", has_text="runs")).first.locator(
         "summary").click(position={"x": 2, "y": 5})  # fmt: skip
     assert "run_id" in page.inner_text("aside.schema details[open]")
@@ -37,7 +40,7 @@ def test_diff_is_word_level_and_single_spaced(page_as: Any, live: Live, shots: P
     assert page.locator("pre.diff del").count() >= 0
     lines = page.locator("pre.diff span.line")
     boxes = [lines.nth(i).bounding_box() for i in range(min(lines.count(), 6))]
-    steps = [b2["y"] - b1["y"] for b1, b2 in zip(boxes, boxes[1:], strict=False)]
+    steps = [b2["y"] - b1["y"] for b1, b2 in itertools.pairwise(boxes)]
     height = boxes[0]["height"]
     assert all(abs(s - height) < 1.5 for s in steps), (steps, height)  # one line after another, no blank between
     page.locator("pre.diff").screenshot(path=str(shots / "diff.png"))

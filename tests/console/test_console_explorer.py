@@ -41,19 +41,23 @@ def test_run_page_opens_on_its_problems(page_as: Any, live: Live, shots: Path) -
     assert strip.count() == 4
     assert "4 problems" in page.inner_text("#problems")
     marks = page.inner_text("#problems")
-    assert "fallback from tavily" in marks and "blocked" in marks and "retry" in marks
+    assert "fallback from tavily" in marks
+    assert "blocked" in marks
+    assert "retry" in marks
     # pixels: a problem row carries a red bar at its left edge
     row = problems.first.bounding_box()
     shot = shots / "problem_row.png"
     page.screenshot(path=str(shot), clip={"x": row["x"], "y": row["y"], "width": 4, "height": row["height"]})
     r, g, b = Image.open(shot).convert("RGB").getpixel((1, int(row["height"] / 2)))
-    assert r > 150 and g < 110 and b < 110, (r, g, b)
+    assert r > 150, (r, g, b)
+    assert max(g, b) < 110, (r, g, b)
     # the strip jumps to the node: selected, details loaded, bookmarkable
     blocked = page.locator("#problems a.jump", has_text="blocked")
     blocked.click()
     page.locator("#details .span-details").wait_for()
     selected = page.locator("tr.node.selected")
-    assert selected.count() == 1 and "blocked" in selected.inner_text()
+    assert selected.count() == 1
+    assert "blocked" in selected.inner_text()
     assert "output.citation_required" in page.inner_text("#details h2") or "blocked" in page.inner_text("#details")
     assert "span=" in page.url
     save_shot(page, shots, "run_problem_selected")
@@ -89,9 +93,7 @@ def test_trace_title_critical_path_and_find(page_as: Any, live: Live, shots: Pat
     assert trace in page.inner_text(".pagehead .sub")
     assert page.title().startswith("invoke_workflow deep_research")
     # the critical path is a chain from the root: every node on it but the root has its parent on it
-    crit = page.eval_on_selector_all(
-        "tr.node.critical", "rows => rows.map(r => [r.dataset.key, r.dataset.parent])"
-    )
+    crit = page.eval_on_selector_all("tr.node.critical", "rows => rows.map(r => [r.dataset.key, r.dataset.parent])")
     keys = {k for k, _ in crit}
     assert len(crit) >= 3
     assert sum(1 for _, p in crit if not p) == 1
@@ -127,7 +129,8 @@ def test_keyboard_only_journey(page_as: Any, live: Live) -> None:
     page.goto(live.url + f"/runs/{RUN}")
     page.keyboard.press("j")  # into the tree
     focused = page.evaluate("document.activeElement.dataset.key")
-    assert focused and focused.endswith(":" + focused.split(":")[1])
+    assert focused
+    assert focused.endswith(":" + focused.split(":")[1])
     style = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert style != "none"  # a visible focus
     for _ in range(3):
@@ -163,7 +166,8 @@ def test_keyboard_only_journey(page_as: Any, live: Live) -> None:
     first = page.evaluate("document.activeElement.getAttribute('href')")
     page.keyboard.press("j")
     second = page.evaluate("document.activeElement.getAttribute('href')")
-    assert first != second and second.startswith("/runs/")
+    assert first != second
+    assert second.startswith("/runs/")
     page.keyboard.press("Enter")
     page.wait_for_url("**" + second)
     assert page.errors == []
@@ -186,7 +190,8 @@ def _messages_request() -> bytes:
             {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris? " + XSS_TEXT}]},
             {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1", "name": XSS_TOOL,
                                               "arguments": {"city": XSS_TEXT}}]},
-            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": "rainy " + XSS_TEXT}]},
+            {"role": "tool",
+             "parts": [{"type": "tool_call_response", "id": "call_1", "response": "rainy " + XSS_TEXT}]},
         ]),
         "gen_ai.output.messages": json.dumps([{"role": "assistant", "finish_reason": "stop",
                                                "parts": [{"type": "text", "content": "It rains. " + XSS_TEXT}]}]),
@@ -322,7 +327,8 @@ def test_messages_render_as_a_chat_and_hostile_text_stays_text(own: str, own_pag
     page.locator("#details h2", has_text="ai.generateText").wait_for()
     roles = [r.lower() for r in page.locator("#details .msg .role").all_inner_texts()]
     assert roles == ["system", "user", "assistant", "tool", "assistant"]
-    assert "weather" in page.inner_text("#details .toolcall") and "vercel answer" in page.inner_text("#details")
+    assert "weather" in page.inner_text("#details .toolcall")
+    assert "vercel answer" in page.inner_text("#details")
     save_shot(page, shots, "chat_vercel")
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert page.errors == []
@@ -348,7 +354,8 @@ def test_big_trace_minimap_zoom_and_show_more(own: str, own_page: Any, shots: Pa
     page.mouse.up()
     page.wait_for_url("**zoom=**")
     zoomed = page.locator("th.wfhead .axis-labels span").all_inner_texts()
-    assert zoomed != labels and zoomed[0] != "0.0 ms"
+    assert zoomed != labels
+    assert zoomed[0] != "0.0 ms"
     assert page.locator("svg.minimap rect.window").count() == 1
     # bars outside the window are not drawn; the ones inside are wider than at full scale
     assert 0 < page.locator("svg.wf rect:not(.critline)").count() < BIG
@@ -380,7 +387,8 @@ def test_dark_mode_colours(browser: Any, live: Live) -> None:
             r, g, b = (int(x) for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
             return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
-        assert lum(bg) < 0.15 and lum(panel) < 0.2, (bg, panel)
+        assert lum(bg) < 0.15, bg
+        assert lum(panel) < 0.2, panel
         assert lum(ink) > 0.8, ink
     finally:
         ctx.close()
@@ -390,7 +398,8 @@ AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 """axe-core 4.11.0 (MPL-2.0, from npm: ``npm pack axe-core@4.11.0``), run in the page by the accessibility test."""
 AXE_RUN = """async () => {
   const r = await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}});
-  return r.violations.map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
+  return r.violations.map(v => v.id + ' (' + v.impact + '): '
+    + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '));
 }"""
 
 
@@ -435,13 +444,14 @@ def test_every_page_fits_a_phone(page_as: Any, live: Live, shots: Path) -> None:
     from tests.console.test_console_browser import pages
 
     page = page_as("bob-query", width=390)
-    for name, path, text in pages(live):
+    for name, path, _text in pages(live):
         page.goto(live.url + path)
         scroll, client = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert scroll <= client, (name, scroll, client)
         bar = page.locator("header.topbar").bounding_box()
         nav = page.locator("header.topbar nav").bounding_box()
-        assert nav["x"] >= 0 and nav["x"] + nav["width"] <= bar["width"] + 0.5, (name, nav, bar)
+        assert nav["x"] >= 0, (name, nav)
+        assert nav["x"] + nav["width"] <= bar["width"] + 0.5, (name, nav, bar)
         save_shot(page, shots, f"phone_{name}")
     page.goto(live.url + f"/runs/{RUN}")
     name_cell = page.locator("tr.node td").first.bounding_box()
@@ -455,8 +465,10 @@ def test_lineage_graph_links_and_ties_evidence_to_sources(page_as: Any, live: Li
     page.goto(live.url + "/claims/claim_demo_draft_share")
     graph = page.locator("svg.graph")
     keys = graph.locator("a.gnode").evaluate_all("ns => ns.map(n => n.dataset.key)")
-    assert "c:claim_demo_draft_share" in keys and "s:src_demo_survey_a" in keys
-    assert any(k.startswith("ct:") for k in keys) and any(k.startswith("e:") for k in keys)
+    assert "c:claim_demo_draft_share" in keys
+    assert "s:src_demo_survey_a" in keys
+    assert any(k.startswith("ct:") for k in keys)
+    assert any(k.startswith("e:") for k in keys)
     assert any(k.startswith("x:") for k in keys)  # the conflict, beside the claim
     assert graph.locator("path.edge.conflict").count() >= 1
     # each evidence item says which source it came from, and the source which evidence it backs
@@ -499,7 +511,7 @@ def test_sessions_and_evaluations(own: str, own_page: Any, shots: Path) -> None:
     row = page.locator("table.sessions tbody tr", has_text=SESSION)
     assert row.count() == 1
     cells = row.locator("td").all_inner_texts()
-    assert cells[4] == "2" and cells[5] == "1", cells  # two runs, one failed
+    assert (cells[4], cells[5]) == ("2", "1"), cells  # two runs, one failed
     row.locator("a").first.click()
     page.wait_for_url("**/sessions/**")
     assert SESSION in page.inner_text("h1")  # as text
@@ -512,7 +524,9 @@ def test_sessions_and_evaluations(own: str, own_page: Any, shots: Path) -> None:
     ev = page.locator("table.evaluations tbody tr")
     assert ev.count() == 1
     text = ev.inner_text()
-    assert "Relevance" in text and "irrelevant" in text and "answered " + XSS_TEXT in text
+    assert "Relevance" in text
+    assert "irrelevant" in text
+    assert "answered " + XSS_TEXT in text
     assert page.locator("img[src=x]").count() == 0
     ev.locator("td:nth-child(5) a").click()
     page.wait_for_url("**span=0000000000000002**")
