@@ -19,14 +19,14 @@ def test_sql_error_keeps_the_editor_and_the_schema_browser_opens_a_view(page_as:
     assert resp.status == 400
     assert page.input_value("textarea#sql") == bad
     assert "no_such_column" in page.inner_text(".sql-error")
-    views = page.locator("aside.schema details.view summary a").all_inner_texts()
+    views = page.locator("aside.schema div.view > a").all_inner_texts()
     assert "runs" in views
     assert "spans" in views
     assert "claim_support" in views
-    page.locator("aside.schema details.view", has=page.locator("summary a", has_text="runs")).first.locator(
-        "summary").click(position={"x": 2, "y": 5})  # fmt: skip
-    assert "run_id" in page.inner_text("aside.schema details[open]")
-    page.locator("aside.schema summary a", has_text="provider_calls").click()
+    runs = page.locator("aside.schema div.view", has=page.locator("a", has_text="runs")).first
+    runs.locator("summary").click()
+    assert "run_id" in runs.locator("details").inner_text()
+    page.locator("aside.schema div.view > a", has_text="provider_calls").click()
     page.wait_for_url("**/sql?q=SELECT**")
     assert page.locator("table.results tbody tr").count() > 0
     assert page.errors == []

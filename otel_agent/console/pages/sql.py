@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from otel_agent.console.as_json import wants_json
 from otel_agent.console.security import Viewer
 from otel_agent.errors import OtelAgentError
 from otel_agent.read.query import sandboxed
@@ -44,7 +45,7 @@ async def sql_page(request: Request, console: Any, viewer: Viewer) -> Response:
                 )
             )
         except OtelAgentError as exc:  # refused, failed or too slow: said beside the editor, which keeps the text
-            if fmt in ("csv", "json"):
+            if fmt in ("csv", "json") or wants_json(request):  # data asked for: the error as data
                 raise
             error = str(exc)
     if result is not None and fmt == "csv":
