@@ -83,8 +83,13 @@ class TraceDetail:
 
 
 def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
+    """Call it last on its cursor: a trace of one run is read through that run's scope (read/sql/run_scope.sql,
+    the run classified once, as its Run page does), after which only that run's queries may use the cursor."""
     rows: list[dict[str, Any]] = []
-    for run_id in trace_runs(src, trace_id):
+    runs = trace_runs(src, trace_id)
+    if len(runs) == 1:
+        src.scope("run_scope", console_run_id=runs[0])
+    for run_id in runs:
         rows += run_spans(src, run_id, trace_id, limit + 1).dicts()
     placed = {r["span_id"] for r in rows}
     raw = src.rows("trace_raw_spans", {"trace_id": trace_id, "limit": limit + 1}, max_rows=limit + 1)
