@@ -6,7 +6,6 @@ and a call's messages as a chat (hostile text stays text)."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -369,7 +368,6 @@ def test_big_trace_minimap_zoom_and_show_more(own: str, own_page: Any, shots: Pa
     assert page.errors == []
 
 
-@pytest.mark.skipif(os.environ.get("CONSOLE_SKIP_AXE") == "1", reason="asked to skip")
 def test_dark_mode_colours(browser: Any, live: Live) -> None:
     ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme="dark")
     try:
