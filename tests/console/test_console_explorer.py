@@ -6,12 +6,13 @@ and a call's messages as a chat (hostile text stays text)."""
 from __future__ import annotations
 
 import json
+import struct
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 
 from otel_agent.config import ReceiverConfig
 from otel_agent.main import serving
@@ -25,6 +26,45 @@ XSS_TOOL = "<script>window.__xss=8</script>"
 
 def run_trace(live: Live) -> str:
     return live.rows("SELECT trace_id FROM runs WHERE run_id = ?", [RUN])[0][0]
+
+
+def png_pixel(data: bytes, x: int, y: int) -> tuple[int, int, int]:
+    """The RGB of one pixel of a PNG (8-bit RGB or RGBA, not interlaced: what Chromium's screenshots are), decoded
+    here rather than with an image library the project does not otherwise need."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", 0
+    channels = 3
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, _, depth, color, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert (depth, interlace) == (8, 0), (depth, interlace)
+            assert color in (2, 6), color
+            channels = 4 if color == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride = zlib.decompress(idat), width * channels
+    prev = bytearray(stride)
+    for row in range(y + 1):
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        prev = line
+    r, g, b = prev[x * channels : x * channels + 3]
+    return r, g, b
 
 
 def test_run_page_opens_on_its_problems(page_as: Any, live: Live, shots: Path) -> None:
@@ -45,9 +85,8 @@ def test_run_page_opens_on_its_problems(page_as: Any, live: Live, shots: Path) -
     assert "retry" in marks
     # pixels: a problem row carries a red bar at its left edge
     row = problems.first.bounding_box()
-    shot = shots / "problem_row.png"
-    page.screenshot(path=str(shot), clip={"x": row["x"], "y": row["y"], "width": 4, "height": row["height"]})
-    r, g, b = Image.open(shot).convert("RGB").getpixel((1, int(row["height"] / 2)))
+    shot = page.screenshot(clip={"x": row["x"], "y": row["y"], "width": 4, "height": row["height"]})
+    r, g, b = png_pixel(shot, 1, int(row["height"] / 2))
     assert r > 150, (r, g, b)
     assert max(g, b) < 110, (r, g, b)
     # the strip jumps to the node: selected, details loaded, bookmarkable
