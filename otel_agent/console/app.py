@@ -39,6 +39,8 @@ ReviewSubmit = Callable[[str, str, str, str, str | None, str | None], Any]
 
 NAV = [
     ("runs", "/", "Runs"),
+    ("search", "/search", "Search"),
+    ("sessions", "/sessions", "Sessions"),
     ("claims", "/claims", "Evidence"),
     ("artifacts", "/artifacts", "Artifacts"),
     ("receipts", "/receipts", "Handoffs"),
@@ -234,15 +236,32 @@ def console_routes(console: Console) -> list[BaseRoute]:
         receipts,
         run,
         runs,
+        search,
+        sessions,
         sql,
         trace,
-    )
+    )  # fmt: skip
 
     static_dir = str(resources.files("otel_agent.console").joinpath("static"))
     routes: list[BaseRoute] = [Mount("/static", app=SecureStatic(directory=static_dir), name="static")]
     routes += auth_routes(console)
     pages: list[BaseRoute] = []
-    for module in (runs, run, trace, claims, artifacts, receipts, alerts, providers, context, memory, sql):
+    pages_in_order = (
+        runs,
+        run,
+        trace,
+        search,
+        sessions,
+        claims,
+        artifacts,
+        receipts,
+        alerts,
+        providers,
+        context,
+        memory,
+        sql,
+    )
+    for module in pages_in_order:
         for path, handler, methods, role in module.ROUTES:
             pages.append(Route(path, page(console, handler, role), methods=methods))
             if methods == ["GET"] and not path.endswith((".json", ".md")):  # a page, not a download

@@ -58,7 +58,7 @@ def plain(value: Any) -> Any:
 # What a page passes its template for drawing only (SVG geometry, charts, rendered HTML): never data.
 PRESENTATION = frozenset(
     {"request", "viewer", "console", "nav", "args", "charts", "cost_charts", "axis", "nodes", "report_html", "diff",
-     "csrf", "base", "active", "statuses", "example", "page_rows"}
+     "csrf", "base", "active", "statuses", "example", "page_rows", "graph", "view"}
 )  # fmt: skip
 
 

@@ -73,6 +73,8 @@ def column_chart(
     for i in range(3):
         v = vmax * i / 2
         chart.ticks.append(Tick(bottom_px - plot_h * i / 2, fmt(v)))
+    # room for the longest tick label (9 px type, ~5.6 px a character): "$0.000500" is not cut at the left edge
+    chart.left = max(chart.left, int(8 + 5.6 * max(len(t.label) for t in chart.ticks)))
     n = max(len(buckets), 1)
     slot = (chart.width - chart.left) / n
     for i, b in enumerate(buckets):

@@ -9,14 +9,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_agent.read.messages import Chat, chat
 from otel_agent.read.runs import run_spans
 from otel_agent.read.source import Source, Table
 
 CONTENT_KEYS = {
     "input": ("gen_ai.input.messages", "gen_ai.system_instructions", "input.value", "gen_ai.prompt",
-              "llm.input_messages", "otel_agent.tool.input", "gen_ai.tool.call.arguments"),
+              "llm.input_messages", "otel_agent.tool.input", "gen_ai.tool.call.arguments", "ai.prompt"),
     "output": ("gen_ai.output.messages", "output.value", "gen_ai.completion", "llm.output_messages",
-               "otel_agent.tool.output", "gen_ai.tool.call.result"),
+               "otel_agent.tool.output", "gen_ai.tool.call.result", "ai.response.text", "ai.response.toolCalls"),
 }  # fmt: skip
 """Attributes that carry captured content (only stored when the instrumentation captures it)."""
 
@@ -24,7 +25,8 @@ CONTENT_KEYS = {
 @dataclass
 class SpanDetail:
     """One span: its stored row (``span``), how the run views read it (``classified``), its ``events`` and
-    ``links``, its ``attributes`` parsed, and captured ``content`` by side (input/output: (key, text) pairs)."""
+    ``links``, its ``attributes`` parsed, captured ``content`` by side (input/output: (key, text) pairs) and the
+    ``chat`` those attributes and events carry (read/messages.py)."""
 
     span: dict[str, Any]
     classified: dict[str, Any] | None
@@ -32,6 +34,7 @@ class SpanDetail:
     links: list[dict[str, Any]]
     attributes: dict[str, Any] = field(default_factory=dict)
     content: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    chat: Chat = field(default_factory=Chat)
 
 
 def trace_runs(src: Source, trace_id: str) -> list[str]:
@@ -56,13 +59,15 @@ def span_detail(src: Source, trace_id: str, span_id: str) -> SpanDetail | None:
                 value = attrs[key]
                 content[side].append((key, value if isinstance(value, str) else json.dumps(value, indent=2)))
     ids = {"trace_id": trace_id, "span_id": span_id}
+    events = src.rows("span_events", ids)
     return SpanDetail(
         span,
         src.one("span_classified", {"run_id": run_id, **ids}),
-        src.rows("span_events", ids),
+        events,
         src.rows("span_links", ids),
         attrs,
         content,
+        chat(attrs, events),
     )
 
 
@@ -78,8 +83,13 @@ class TraceDetail:
 
 
 def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
+    """Call it last on its cursor: a trace of one run is read through that run's scope (read/sql/run_scope.sql,
+    the run classified once, as its Run page does), after which only that run's queries may use the cursor."""
     rows: list[dict[str, Any]] = []
-    for run_id in trace_runs(src, trace_id):
+    runs = trace_runs(src, trace_id)
+    if len(runs) == 1:
+        src.scope("run_scope", console_run_id=runs[0])
+    for run_id in runs:
         rows += run_spans(src, run_id, trace_id, limit + 1).dicts()
     placed = {r["span_id"] for r in rows}
     raw = src.rows("trace_raw_spans", {"trace_id": trace_id, "limit": limit + 1}, max_rows=limit + 1)

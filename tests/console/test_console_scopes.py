@@ -120,3 +120,25 @@ def test_claim_conflict_keys_find_every_claims_conflicts(live: Live) -> None:
             with_conflicts += bool(conflicts)
         assert with_conflicts >= 1  # the demo store's conflict names a claim: not a comparison of empty lists
         assert with_conflicts < len(claims)
+
+
+class _Unscoped(CursorSource):
+    """A cursor source that cannot be scoped (as a receiver's query API): the read functions read unscoped."""
+
+    def scope(self, name: str, **variables: Any) -> bool:
+        return False
+
+
+def test_trace_page_through_its_runs_scope_gives_the_same_tree(live: Live) -> None:
+    """read.spans.trace_detail reads a one-run trace through that run's scope: the same rows, runs and links as
+    without it, for every trace of the demo store and the hostile trace."""
+    from otel_agent.read.spans import trace_detail
+
+    traces = [r[0] for r in live.rows("SELECT DISTINCT trace_id FROM spans ORDER BY trace_id")]
+    assert XSS_TRACE.hex() in traces
+    for trace_id in traces:
+        with store_cursor(live.receiver.con) as a, store_cursor(live.receiver.con) as b:
+            scoped, plain = trace_detail(CursorSource(a), trace_id, 5000), trace_detail(_Unscoped(b), trace_id, 5000)
+        assert plain.spans, trace_id
+        assert sorted(repr(_canon(r)) for r in scoped.spans) == sorted(repr(_canon(r)) for r in plain.spans), trace_id
+        assert (scoped.run_ids, scoped.links) == (plain.run_ids, plain.links), trace_id

@@ -10,6 +10,7 @@ Read: ``read.artifacts`` (artifacts_page, artifact_detail) and ``read.reports.bu
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -36,23 +37,55 @@ def render_markdown(text: str) -> Markup:
     return Markup(_MD.render(text))
 
 
-def diff_lines(old: str, new: str, old_label: str, new_label: str) -> list[tuple[str, str]]:
-    """(css class, line) of a unified diff, bounded."""
-    out: list[tuple[str, str]] = []
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), old_label, new_label, lineterm="", n=3)
-    for line in lines:
-        cls = (
-            "add"
-            if line.startswith("+")
-            else "del"
-            if line.startswith("-")
-            else "hunk"
-            if line.startswith("@@")
-            else ""
-        )
-        out.append((cls, line))
+_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def _word_diff(old: str, new: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The segments of a changed line pair: (tag, text) with tag "" (same), "del" (only in old) or "ins" (only in
+    new), compared word by word."""
+    a, b = _WORDS.findall(old), _WORDS.findall(new)
+    old_segs: list[tuple[str, str]] = []
+    new_segs: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            old_segs.append(("", "".join(a[i1:i2])))
+            new_segs.append(("", "".join(b[j1:j2])))
+            continue
+        if i2 > i1:
+            old_segs.append(("del", "".join(a[i1:i2])))
+        if j2 > j1:
+            new_segs.append(("ins", "".join(b[j1:j2])))
+    return old_segs, new_segs
+
+
+def diff_lines(old: str, new: str, old_label: str, new_label: str) -> list[dict[str, Any]]:
+    """A unified diff (3 lines of context), bounded, each line ``{"cls": add|del|hunk|"", "segs": [(tag, text)]}``;
+    a changed line paired with its replacement marks the words that changed (``ins`` / ``del``)."""
+    a, b = old.splitlines(), new.splitlines()
+    out: list[dict[str, Any]] = [{"cls": "hunk", "segs": [("", f"--- {old_label}")]},
+                                 {"cls": "hunk", "segs": [("", f"+++ {new_label}")]}]  # fmt: skip
+    groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(3))
+    if not groups:
+        return []
+    for group in groups:
+        i1, j1 = group[0][1], group[0][3]
+        i2, j2 = group[-1][2], group[-1][4]
+        out.append({"cls": "hunk", "segs": [("", f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")]})
+        for op, o1, o2, n1, n2 in group:
+            if op == "equal":
+                out += [{"cls": "", "segs": [("", " " + line)]} for line in a[o1:o2]]
+                continue
+            olds, news = a[o1:o2], b[n1:n2]
+            pairs = [_word_diff(x, y) for x, y in zip(olds, news, strict=False)] if op == "replace" else []
+            for k, line in enumerate(olds):
+                segs = pairs[k][0] if k < len(pairs) else [("", line)]
+                out.append({"cls": "del", "segs": [("", "-"), *segs]})
+            for k, line in enumerate(news):
+                segs = pairs[k][1] if k < len(pairs) else [("", line)]
+                out.append({"cls": "add", "segs": [("", "+"), *segs]})
         if len(out) >= MAX_DIFF_LINES:
-            out.append(("hunk", f"… diff cut at {MAX_DIFF_LINES} lines"))
+            out = out[:MAX_DIFF_LINES]
+            out.append({"cls": "hunk", "segs": [("", f"… diff cut at {MAX_DIFF_LINES} lines")]})
             break
     return out
 

@@ -12,6 +12,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from otel_agent.console.graph import lineage_graph
 from otel_agent.console.pages import choice_arg, page_args, paged, text_arg
 from otel_agent.console.render import q as quote_segment
 from otel_agent.console.reviews import review_action
@@ -48,6 +49,7 @@ async def claim_page(request: Request, console: Any, viewer: Viewer) -> Response
     return console.html(
         request, viewer, "claim.html", active="claims", claim=data.lineage.claim, lineage=data.lineage,
         conflicts=data.conflicts, reviews=data.reviews, action=f"/claims/{quote_segment(claim_id)}/review",
+        graph=lineage_graph(data.lineage, data.conflicts),
         reviewed=request.query_params.get("reviewed"), data=data,
     )  # fmt: skip
 

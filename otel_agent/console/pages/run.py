@@ -17,13 +17,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from otel_agent.console import charts, tree
-from otel_agent.console.pages import int_arg
-from otel_agent.console.pages.trace import linked_keys
+from otel_agent.console.graph import agents_graph
+from otel_agent.console.pages import int_arg, text_arg
 from otel_agent.console.render import fmt_usd
 from otel_agent.console.security import Viewer
 from otel_agent.errors import NotFoundError
 from otel_agent.read.artifacts import evidence_bundle
-from otel_agent.read.runs import MAX_TREE, run_detail
+from otel_agent.read.runs import run_detail
+from otel_agent.read.search import find_in_traces
 from otel_agent.read.spans import span_detail
 
 
@@ -48,7 +49,7 @@ def _cost_charts(rows: list[dict[str, Any]]) -> list[charts.HBars]:
 
 async def run_page(request: Request, console: Any, viewer: Viewer) -> Response:
     run_id = request.path_params["run_id"]
-    limit = int_arg(request, "limit", 500, 50, MAX_TREE)
+    limit = int_arg(request, "limit", 500, 50, tree.MAX_TREE)
     selected = request.query_params.get("span")  # trace_id:span_id
     jobs = [console.store.load(lambda q: run_detail(q, run_id, limit), key=("run", run_id, limit))]
     if selected and ":" in selected:
@@ -59,12 +60,18 @@ async def run_page(request: Request, console: Any, viewer: Viewer) -> Response:
     if data is None:
         raise NotFoundError(f"no run {run_id!r}")
     details = found[0] if found else None
-    nodes, t0, t1 = tree.build(data.spans[:limit], linked_keys(data.links))
+    find = text_arg(request, "find")
+    matches = await console.store.load(lambda q: find_in_traces(q, data.traces, find)) if find else set()
+    view = tree.build(
+        data.spans[:limit], tree.linked_keys(data.links), window=tree.Window.parse(request.query_params.get("zoom")),
+        found=matches, selected=selected,
+    )  # fmt: skip
     return console.html(
-        request, viewer, "run.html", active="runs", run=data.run, nodes=nodes, axis=tree.axis(t0, t1),
+        request, viewer, "run.html", active="runs", run=data.run, view=view, nodes=view.nodes, axis=view.axis,
         more=len(data.spans) > limit, limit=limit, links=data.links, metrics=data.metrics,
         cost_charts=_cost_charts(data.cost), timeline=data.timeline, d=details, traces=data.traces,
-        selected=selected, base=f"/runs/{run_id}", data={"run": data, "span": details},
+        selected=selected, base=f"/runs/{run_id}", find=find, data={"run": data, "span": details},
+        graph=agents_graph(data.run, data.spans[:limit], data.links),
     )  # fmt: skip
 
 

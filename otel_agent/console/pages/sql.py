@@ -14,8 +14,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from otel_agent.console.as_json import wants_json
 from otel_agent.console.security import Viewer
+from otel_agent.errors import OtelAgentError
 from otel_agent.read.query import sandboxed
+from otel_agent.read.schema import columns
 from otel_agent.server.query_service import to_value
 
 PAGE_ROWS = 500
@@ -33,12 +36,18 @@ async def sql_page(request: Request, console: Any, viewer: Viewer) -> Response:
     sql = (request.query_params.get("q") or "")[:MAX_SQL]
     fmt = request.query_params.get("format")
     result = None
+    error = None
     if sql.strip():
-        result = await console.store.load(
-            lambda q: sandboxed(
-                q, sql, max_rows=console.query_max_rows, max_bytes=None, timeout_s=console.query_timeout_s
+        try:
+            result = await console.store.load(
+                lambda q: sandboxed(
+                    q, sql, max_rows=console.query_max_rows, max_bytes=None, timeout_s=console.query_timeout_s
+                )
             )
-        )
+        except OtelAgentError as exc:  # refused, failed or too slow: said beside the editor, which keeps the text
+            if fmt in ("csv", "json") or wants_json(request):  # data asked for: the error as data
+                raise
+            error = str(exc)
     if result is not None and fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf)
@@ -56,10 +65,19 @@ async def sql_page(request: Request, console: Any, viewer: Viewer) -> Response:
         return Response(json.dumps(body, ensure_ascii=False), media_type="application/json",
                         headers={"Content-Disposition": 'attachment; filename="query.json"'})  # fmt: skip
     rows = result.rows[:PAGE_ROWS] if result else []
+    schema = await console.store.load(_schema, key=("sql_schema",))
     return console.html(
-        request, viewer, "sql.html", active="sql", sql=sql, example=EXAMPLE, result=result, rows=rows,
-        page_rows=PAGE_ROWS,
+        request, viewer, "sql.html", 400 if error else 200, active="sql", sql=sql, example=EXAMPLE, result=result,
+        rows=rows, page_rows=PAGE_ROWS, error=error, schema=schema,
     )  # fmt: skip
+
+
+def _schema(src: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The public views and raw tables with their columns, for the schema browser beside the editor."""
+    by_view: dict[str, list[tuple[str, str]]] = {}
+    for view, column, kind in columns(src).rows:
+        by_view.setdefault(view, []).append((column, kind))
+    return list(by_view.items())
 
 
 ROUTES = [("/sql", sql_page, ["GET"], "query")]

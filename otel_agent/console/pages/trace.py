@@ -14,10 +14,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from otel_agent.console import tree
-from otel_agent.console.pages import int_arg
+from otel_agent.console.pages import int_arg, text_arg
 from otel_agent.console.security import Viewer
 from otel_agent.errors import NotFoundError
-from otel_agent.read.runs import MAX_TREE
+from otel_agent.read.search import find_in_traces
 from otel_agent.read.spans import span_detail, trace_detail
 
 
@@ -31,31 +31,32 @@ async def span_page(request: Request, console: Any, viewer: Viewer) -> Response:
     return console.html(request, viewer, "span.html", active="runs", d=details, data=details)
 
 
-def linked_keys(links: list[dict[str, Any]]) -> set[str]:
-    return {tree.node_key(lk["trace_id"], lk["span_id"]) for lk in links}
-
-
 async def trace_page(request: Request, console: Any, viewer: Viewer) -> Response:
     trace_id = request.path_params["trace_id"]
-    limit = int_arg(request, "limit", 500, 50, MAX_TREE)
+    limit = int_arg(request, "limit", 500, 50, tree.MAX_TREE)
     selected = request.query_params.get("span")
+    find = text_arg(request, "find")
 
     def load(q: Any) -> dict[str, Any]:
         span = span_detail(q, trace_id, selected) if selected else None
-        return {"trace": trace_detail(q, trace_id, limit), "span": span}
+        found = sorted(find_in_traces(q, [trace_id], find)) if find else []
+        return {"trace": trace_detail(q, trace_id, limit), "span": span, "found": found}
 
-    data = await console.store.load(load, key=("trace", trace_id, limit, selected))
+    data = await console.store.load(load, key=("trace", trace_id, limit, selected, find))
     trace = data["trace"]
     if not trace.spans:
         raise NotFoundError(f"no spans stored for trace {trace_id!r}")
     rows = trace.spans
     more = len(rows) > limit
-    nodes, t0, t1 = tree.build(rows[:limit], linked_keys(trace.links))
+    key = tree.node_key(trace_id, selected) if selected else None
+    view = tree.build(
+        rows[:limit], tree.linked_keys(trace.links), window=tree.Window.parse(request.query_params.get("zoom")),
+        found=set(data["found"]), selected=key,
+    )  # fmt: skip
     return console.html(
-        request, viewer, "trace.html", active="runs", trace_id=trace_id, nodes=nodes, axis=tree.axis(t0, t1),
-        more=more, limit=limit, links=trace.links, d=data["span"], run_ids=trace.run_ids, data=data,
-        selected=tree.node_key(trace_id, selected) if selected else None, base=f"/traces/{trace_id}",
-        duration_ms=(t1 - t0) / 1e6,
+        request, viewer, "trace.html", active="runs", trace_id=trace_id, view=view, nodes=view.nodes,
+        axis=view.axis, more=more, limit=limit, links=trace.links, d=data["span"], run_ids=trace.run_ids,
+        data=data, selected=key, base=f"/traces/{trace_id}", find=find, duration_ms=(view.t1 - view.t0) / 1e6,
     )  # fmt: skip
 
 

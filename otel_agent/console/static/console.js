@@ -1,9 +1,11 @@
 // otel-agent console: small progressive enhancement. Every page works without this file.
-// Never builds HTML from data: the details panel is server-rendered (escaped) HTML fetched from our own origin.
+// Never builds HTML from data: the details panel is server-rendered (escaped) HTML fetched from our own origin,
+// and the keyboard help is a server-rendered element this file only shows and hides.
 "use strict";
 
 (function () {
   function rowsOf(tree) { return Array.prototype.slice.call(tree.querySelectorAll("tr.node")); }
+  function visible(r) { return !r.classList.contains("hidden"); }
 
   function setupTree(tree) {
     var rows = rowsOf(tree);
@@ -18,6 +20,7 @@
       var b = row.querySelector(".toggle");
       if (b) { b.setAttribute("aria-expanded", open ? "true" : "false"); b.textContent = open ? "\u25BE" : "\u25B8"; }
       row.dataset.open = open ? "1" : "0";
+      if (kids[row.dataset.key]) { row.setAttribute("aria-expanded", open ? "true" : "false"); }
     }
     function showChildren(key, show) {
       (kids[key] || []).forEach(function (c) {
@@ -25,15 +28,32 @@
         showChildren(c.dataset.key, show && c.dataset.open === "1");
       });
     }
+    function reveal(row) {  // open every ancestor of row
+      var chain = [];
+      for (var p = byKey[row.dataset.parent]; p; p = byKey[p.dataset.parent]) { chain.unshift(p); }
+      chain.forEach(function (p) { setOpen(p, true); showChildren(p.dataset.key, true); });
+    }
     var openDepth = parseInt(tree.dataset.openDepth || "2", 10);
-    var selected = tree.querySelector("tr.node.selected");
-    var keep = {};
-    for (var s = selected; s; s = byKey[s.dataset.parent]) { keep[s.dataset.parent] = true; }
+    // Open on load: the first levels, and every ancestor of a problem, a match or the selected node (the server
+    // marks those data-reveal), so nothing that went wrong is hidden in a collapsed skill.
     rows.forEach(function (r) {
-      setOpen(r, parseInt(r.dataset.depth, 10) < openDepth || !!keep[r.dataset.key]);
+      setOpen(r, parseInt(r.dataset.depth, 10) < openDepth || r.dataset.reveal === "1");
     });
     (kids[""] || []).forEach(function (r) { showChildren(r.dataset.key, r.dataset.open === "1"); });
     rows.forEach(function (r) { if (!byKey[r.dataset.parent]) { r.classList.remove("hidden"); } });
+
+    tree.setAttribute("role", "treegrid");
+    rows.forEach(function (r) { r.tabIndex = -1; r.setAttribute("aria-level", String(parseInt(r.dataset.depth, 10) + 1)); });
+    var current = tree.querySelector("tr.node.selected") || rows[0];
+    if (current) { current.tabIndex = 0; }
+    function focusRow(row) {
+      if (!row) { return; }
+      if (current && current !== row) { current.tabIndex = -1; }
+      current = row;
+      row.tabIndex = 0;
+      row.focus();
+    }
+    tree.focusRow = focusRow;
 
     tree.addEventListener("click", function (ev) {
       var toggle = ev.target.closest(".toggle");
@@ -48,7 +68,47 @@
       }
       if (ev.target.closest("a") && !ev.target.closest("a.kind")) { return; }
       ev.preventDefault();
+      focusRow(row);
       select(tree, row);
+    });
+
+    tree.addEventListener("keydown", function (ev) {
+      var row = ev.target.closest && ev.target.closest("tr.node");
+      if (!row || ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
+      var k = ev.key;
+      // the next or previous shown row by walking siblings: a 10,000-row tree is never scanned per key press
+      function step(from, dir) {
+        var r = dir > 0 ? from.nextElementSibling : from.previousElementSibling;
+        while (r && !visible(r)) { r = dir > 0 ? r.nextElementSibling : r.previousElementSibling; }
+        return r || from;
+      }
+      if (k === "ArrowDown" || k === "j") { focusRow(step(row, 1)); }
+      else if (k === "ArrowUp" || k === "k") { focusRow(step(row, -1)); }
+      else if (k === "Home") { focusRow(rows[0]); }
+      else if (k === "End") { var last = rows[rows.length - 1]; focusRow(visible(last) ? last : step(last, -1)); }
+      else if (k === "ArrowRight" || k === "l") {
+        if (kids[row.dataset.key] && row.dataset.open !== "1") { setOpen(row, true); showChildren(row.dataset.key, true); }
+        else if (kids[row.dataset.key]) { focusRow(kids[row.dataset.key][0]); }
+      } else if (k === "ArrowLeft" || k === "h") {
+        if (kids[row.dataset.key] && row.dataset.open === "1") { setOpen(row, false); showChildren(row.dataset.key, false); }
+        else if (byKey[row.dataset.parent]) { focusRow(byKey[row.dataset.parent]); }
+      } else if (k === "Enter" || k === " ") { select(tree, row); }
+      else { return; }
+      ev.preventDefault();
+    });
+
+    // the problems and matches strips: open the way to the node, select it and show it
+    document.querySelectorAll(".strip a.jump").forEach(function (a) {
+      a.addEventListener("click", function (ev) {
+        var row = byKey[a.dataset.key];
+        if (!row) { return; }
+        ev.preventDefault();
+        reveal(row);
+        row.classList.remove("hidden");
+        focusRow(row);
+        row.scrollIntoView({ block: "center" });
+        select(tree, row);
+      });
     });
   }
 
@@ -60,7 +120,7 @@
     var span = key.slice(cut + 1);
     var pick = tree.dataset.select === "key" ? key : span;
     return {
-      href: tree.dataset.base + "?span=" + encodeURIComponent(pick),
+      href: tree.dataset.base + (tree.dataset.q || "?span=") + encodeURIComponent(pick),
       fragment: "/traces/" + encodeURIComponent(trace) + "/spans/" + encodeURIComponent(span) + "?fragment=1"
     };
   }
@@ -79,6 +139,120 @@
         history.replaceState(null, "", u.href);
       })
       .catch(function () { window.location = u.href; });
+  }
+
+  // the split between the tree and the details: drag the gutter, or focus it and use the arrow keys
+  function setupGutter() {
+    var split = document.getElementById("split");
+    var gutter = document.getElementById("gutter");
+    if (!split || !gutter) { return; }
+    function setWidth(px) {
+      var max = Math.max(280, split.clientWidth * 0.6);
+      px = Math.max(240, Math.min(max, px));
+      split.style.gridTemplateColumns = "minmax(0, 1fr) 10px " + Math.round(px) + "px";
+      gutter.setAttribute("aria-valuenow", String(Math.round(px)));
+      try { window.localStorage.setItem("oa.details.width", String(Math.round(px))); } catch (e) { /* private mode */ }
+    }
+    var saved = null;
+    try { saved = parseInt(window.localStorage.getItem("oa.details.width"), 10); } catch (e) { saved = null; }
+    if (saved && window.matchMedia("(min-width: 901px)").matches) { setWidth(saved); }
+    gutter.addEventListener("pointerdown", function (ev) {
+      ev.preventDefault();
+      gutter.setPointerCapture(ev.pointerId);
+      gutter.classList.add("dragging");
+      function move(e) { setWidth(split.getBoundingClientRect().right - e.clientX - 5); }
+      function up() {
+        gutter.classList.remove("dragging");
+        gutter.removeEventListener("pointermove", move);
+        gutter.removeEventListener("pointerup", up);
+      }
+      gutter.addEventListener("pointermove", move);
+      gutter.addEventListener("pointerup", up);
+    });
+    gutter.addEventListener("keydown", function (ev) {
+      var details = document.getElementById("details");
+      var w = details ? details.getBoundingClientRect().width : 320;
+      if (ev.key === "ArrowLeft") { setWidth(w + 32); ev.preventDefault(); }
+      if (ev.key === "ArrowRight") { setWidth(w - 32); ev.preventDefault(); }
+    });
+  }
+
+  // the minimap: drag across it to zoom to that part, click to move the shown part there
+  function setupMinimap() {
+    var map = document.getElementById("minimap");
+    if (!map) { return; }
+    function frac(ev) {
+      var box = map.getBoundingClientRect();
+      return Math.max(0, Math.min(1, (ev.clientX - box.left) / Math.max(box.width, 1)));
+    }
+    var start = null;
+    map.addEventListener("pointerdown", function (ev) { start = frac(ev); map.setPointerCapture(ev.pointerId); });
+    map.addEventListener("pointerup", function (ev) {
+      if (start === null) { return; }
+      var end = frac(ev);
+      var params = new URLSearchParams(window.location.search);
+      var lo, hi;
+      if (Math.abs(end - start) > 0.01) { lo = Math.min(start, end); hi = Math.max(start, end); }
+      else {
+        var cur = (params.get("zoom") || "0-1").split("-").map(parseFloat);
+        var width = (cur.length === 2 && cur[1] > cur[0]) ? Math.min(cur[1] - cur[0], 0.5) : 0.25;
+        lo = Math.max(0, Math.min(1 - width, end - width / 2)); hi = lo + width;
+      }
+      start = null;
+      params.set("zoom", lo.toFixed(4) + "-" + hi.toFixed(4));
+      window.location.search = params.toString();
+    });
+  }
+
+  // lists: j / k (or arrows) move between rows, Enter opens the row's first link
+  function setupLists() {
+    document.querySelectorAll("table.grid.keys").forEach(function (table) {
+      var links = function () {
+        return Array.prototype.slice.call(table.querySelectorAll("tbody tr")).map(function (tr) {
+          return tr.querySelector("a");
+        }).filter(Boolean);
+      };
+      table.addEventListener("keydown", function (ev) {
+        if (ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
+        var all = links();
+        var i = all.indexOf(document.activeElement);
+        if (i < 0) { return; }
+        if (ev.key === "j" || ev.key === "ArrowDown") { all[Math.min(i + 1, all.length - 1)].focus(); ev.preventDefault(); }
+        if (ev.key === "k" || ev.key === "ArrowUp") { all[Math.max(i - 1, 0)].focus(); ev.preventDefault(); }
+      });
+    });
+  }
+
+  // page keys: ? help, / find, g then t: the tree or list, Escape closes the help
+  function setupKeys() {
+    var help = document.getElementById("keyhelp");
+    document.addEventListener("keydown", function (ev) {
+      var t = ev.target;
+      if (ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
+      if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) {
+        if (ev.key === "Escape") { t.blur(); }
+        return;
+      }
+      if (ev.key === "?" && help) { help.hidden = !help.hidden; ev.preventDefault(); return; }
+      if (ev.key === "Escape" && help && !help.hidden) { help.hidden = true; return; }
+      if (ev.key === "/") {
+        var box = document.querySelector("#find, form.filters input[type=search], form.filters input[type=text], textarea.sql");
+        if (box) { box.focus(); ev.preventDefault(); }
+        return;
+      }
+      if (ev.target.closest && ev.target.closest("table.tree, table.grid.keys")) { return; }
+      if (ev.key === "j" || ev.key === "k" || ev.key === "ArrowDown") {
+        var tree = document.querySelector("table.tree");
+        if (tree && tree.focusRow) {
+          var row = tree.querySelector("tr.node.selected") || tree.querySelector("tr.node:not(.hidden)");
+          tree.focusRow(row); ev.preventDefault(); return;
+        }
+        var first = document.querySelector("table.grid.keys tbody tr a");
+        if (first && ev.key !== "ArrowDown") { first.focus(); ev.preventDefault(); }
+      }
+    });
+    var close = document.getElementById("keyhelp-close");
+    if (close && help) { close.addEventListener("click", function () { help.hidden = true; }); }
   }
 
   function setupRefresh() {
@@ -100,6 +274,10 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("table.tree").forEach(setupTree);
+    setupGutter();
+    setupMinimap();
+    setupLists();
+    setupKeys();
     setupRefresh();
     setupConfirm();
   });
