@@ -23,8 +23,9 @@ SELECT {KIND} AS record_kind,
        count(*) FILTER (WHERE service_name = '{C.AGENT_SERVICE}') AS agent,
        count(*) FILTER (WHERE service_name = '{C.WORKER_SERVICE}') AS worker,
        count(*) AS total
-FROM spans WHERE {KIND} IS NOT NULL GROUP BY ALL ORDER BY record_kind
+FROM spans WHERE {KIND} IS NOT NULL AND NOT oa_is_pending(attributes) GROUP BY ALL ORDER BY record_kind
 """
+# (not the announcements of runs and steps that started: pending spans, docs/views-runs.md "Runs in progress")
 
 PROCESSES = """
 SELECT service_name, any_value(resource_attributes->>'process.pid') AS pid, count(*) AS spans,

@@ -55,13 +55,23 @@ WORKER_KINDS = {
 }
 
 
+NOT_PENDING = "coalesce(attributes->>'logfire.span_type', '') <> 'pending_span'"
+"""Not a pending span: the announcement that a run or step started (docs/views-runs.md "Runs in progress")."""
+
+
 def by_kind(db: str, service: str) -> dict[str, int]:
-    rows = query(db, f"SELECT {KIND}, count(*) FROM spans WHERE service_name = ? GROUP BY 1", [service])
+    rows = query(
+        db, f"SELECT {KIND}, count(*) FROM spans WHERE service_name = ? AND {NOT_PENDING} GROUP BY 1", [service]
+    )
     return dict(rows)  # type: ignore[arg-type]
 
 
 def attrs_of(db: str, record_kind: str, where: str = "TRUE") -> list[dict]:
-    rows = query(db, f"SELECT attributes FROM spans WHERE {KIND} = ? AND {where} ORDER BY start_time", [record_kind])
+    rows = query(
+        db,
+        f"SELECT attributes FROM spans WHERE {KIND} = ? AND {where} AND {NOT_PENDING} ORDER BY start_time",
+        [record_kind],
+    )
     return [json.loads(r[0]) for r in rows]
 
 
@@ -69,6 +79,12 @@ def test_span_counts_per_record_kind_and_process(demo: DemoResult) -> None:
     assert by_kind(demo.db, C.AGENT_SERVICE) == AGENT_KINDS
     assert by_kind(demo.db, C.WORKER_SERVICE) == WORKER_KINDS
     assert query(demo.db, f"SELECT count(*) FROM spans WHERE {KIND} IS NULL") == [(0,)]
+    # and each run and step was announced when it started, once
+    announced = query(demo.db, f"SELECT service_name, count(*) FROM spans WHERE NOT {NOT_PENDING} GROUP BY 1")
+    assert dict(announced) == {
+        C.AGENT_SERVICE: AGENT_KINDS["flow_run"] + AGENT_KINDS["step"],
+        C.WORKER_SERVICE: WORKER_KINDS["flow_run"] + WORKER_KINDS["step"],
+    }
     every_kind = {s["record_kind"] for s in load_registry()["spans"]}
     assert set(AGENT_KINDS) | set(WORKER_KINDS) == every_kind  # the demo shows every part
 

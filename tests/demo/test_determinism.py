@@ -36,8 +36,9 @@ FROM spans ORDER BY ALL
 def test_otlp_and_embedded_runs_record_the_same_things(otlp_demo: DemoResult, embedded_demo: DemoResult) -> None:
     assert query(otlp_demo.db, RECORD_IDS) == query(embedded_demo.db, RECORD_IDS)
     recorded = records(otlp_demo.db)
-    assert len(recorded) == 87  # 81 + the LLM proxy's record of the v2 writer call + issue 15 items 3, 4, 12: a
-    # decision, an authorization, a re-delegation and two recovery transitions
+    assert len(recorded) == 96  # 81 + the LLM proxy's record of the v2 writer call + issue 15 items 3, 4, 12: a
+    # decision, an authorization, a re-delegation and two recovery transitions + the 9 announcements (pending
+    # spans) of the runs and steps that started
     assert len({r[0] for r in recorded}) == 2
     assert recorded == records(embedded_demo.db)
     assert otlp_demo.fact_check_handoff_id == embedded_demo.fact_check_handoff_id

@@ -89,13 +89,17 @@ def test_transitions_land_in_duckdb_while_the_workers_long_span_is_open(
             link_attrs = json.loads(link_attrs) if isinstance(link_attrs, str) else link_attrs
             assert link_attrs["otel_agent.link.type"] == "handoff"
             assert link_attrs["otel_agent.receipt.operation_id"] == "op_handoff_test"
-            # The long spans have not ended, so they are not in the store yet.
+            # The long spans have not ended, so they are not in the store yet; the worker's run was announced
+            # when it started (a pending span), so it is listed as running
             open_spans = run_sql(
-                f"SELECT count(*) FROM spans WHERE {KIND} IN ('handoff_work', 'flow_run') AND service_name = ?",
+                f"SELECT attributes->>'logfire.span_type', count(*) FROM spans "
+                f"WHERE {KIND} IN ('handoff_work', 'flow_run') AND service_name = ? GROUP BY 1",
                 [db],
                 params=[C.WORKER_SERVICE],
             ).rows
-            assert open_spans == [(0,)]
+            assert open_spans == [("pending_span", 1)]
+            running = run_sql("SELECT status FROM runs WHERE run_id = ?", [db], params=[C.WORKER_RUN_ID]).rows
+            assert running == [("running",)]
 
             worker.send({"approval": "granted"})
             done = worker.expect("completed")

@@ -17,6 +17,8 @@ WHERE (rid IS NULL OR run_id = rid)
   -- a text test first: only the few spans with a ref are parsed
   AND contains(CAST(attributes AS VARCHAR), '.ref"')
   AND (attributes->>'otel_agent.input.ref' IS NOT NULL OR attributes->>'otel_agent.output.ref' IS NOT NULL)
+  -- a pending span announcing a span's start (010_functions.sql) is not a span: its refs come when the span ends
+  AND NOT oa_is_pending(attributes)
 QUALIFY row_number() OVER (PARTITION BY trace_id, span_id ORDER BY end_time DESC, received_at DESC) = 1;
 
 CREATE OR REPLACE VIEW span_refs AS SELECT * FROM span_refs_for_run(NULL);
