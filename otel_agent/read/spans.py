@@ -86,14 +86,18 @@ def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
     """Call it last on its cursor: a trace of one run is read through that run's scope (read/sql/run_scope.sql,
     the run classified once, as its Run page does), after which only that run's queries may use the cursor."""
     rows: list[dict[str, Any]] = []
+    columns: list[str] = []
     runs = trace_runs(src, trace_id)
     if len(runs) == 1:
         src.scope("run_scope", console_run_id=runs[0])
     for run_id in runs:
-        rows += run_spans(src, run_id, trace_id, limit + 1).dicts()
+        placed_rows = run_spans(src, run_id, trace_id, limit + 1)
+        columns = columns or placed_rows.columns
+        rows += placed_rows.dicts()
     placed = {r["span_id"] for r in rows}
     raw = src.rows("trace_raw_spans", {"trace_id": trace_id, "limit": limit + 1}, max_rows=limit + 1)
-    rows += [r for r in raw if r["span_id"] not in placed]
+    # a span no run placed has the placed spans' fields too (unknown: None), so that every row reads alike
+    rows += [dict.fromkeys(columns) | r for r in raw if r["span_id"] not in placed]
     rows.sort(key=lambda r: (r["start_ns"] or 0, -(r["end_ns"] or 0), r["span_id"]))
     links = src.rows("handoff_links", {"trace_ids": [trace_id]}) if rows else []
     return TraceDetail(trace_id, rows, links, sorted({r["run_id"] for r in rows if r.get("run_id")}))

@@ -5,6 +5,8 @@ SELECT trace_id, span_id, parent_span_id, name AS span_name, 'other' AS category
        status_code, status_code = 'ERROR' AS is_error, service_name, run_id
 FROM spans
 WHERE trace_id = $trace_id
+  -- a pending span stands for its span in progress, which the run classification places (docs/views-runs.md)
+  AND NOT oa_is_pending(attributes)
 QUALIFY row_number() OVER (PARTITION BY span_id ORDER BY end_time DESC, received_at DESC) = 1
 ORDER BY start_time, end_time DESC, span_id
 LIMIT $limit
