@@ -128,6 +128,19 @@ class ReceiverClient:
     def set_writer_trust(self, request: review_pb2.WriterTrustRequest) -> review_pb2.WriterTrustResponse:
         return self._call("/v1/writer_trust", request, review_pb2.WriterTrustResponse, InvalidPayloadError)
 
+    def alert_decision(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Record an acknowledge / silence decision on an alert (``POST /v1/alerts/decision``, JSON: the review
+        role); returns the stored event."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        try:
+            reply = requests.post(self.url + "/v1/alerts/decision", json=body, headers=headers, timeout=self.timeout_s)
+        except requests.RequestException as exc:
+            raise ReceiverUnreachableError(f"receiver {self.url} did not answer: {exc}") from exc
+        doc = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
+        if reply.status_code != 200:
+            raise OtelAgentError(f"receiver {self.url} refused: {doc.get('error') or reply.status_code}")
+        return doc
+
     def _call(self, path: str, request: Message, reply_cls: type[M], invalid: type[OtelAgentError]) -> M:
         headers = {"Content-Type": _PROTOBUF, "Accept": _PROTOBUF}
         if self.token:

@@ -353,20 +353,11 @@ def decide_where(
 
     url = receiver_of(where)
     if url:
-        import requests
+        from otel_agent.query.api_client import ReceiverClient
 
-        from otel_agent.errors import OtelAgentError
-
-        headers = {"Authorization": f"Bearer {where.token}"} if where.token else {}
         body = {"decision": decision, "rule": rule, "key": key, "actor": actor, "reason": reason,
                 "until": iso(until)}  # fmt: skip
-        try:
-            reply = requests.post(url.rstrip("/") + "/v1/alerts/decision", json=body, headers=headers, timeout=60)
-        except requests.RequestException as exc:
-            raise OtelAgentError(f"cannot reach the receiver at {url}: {exc}") from None
-        doc = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else {}
-        if reply.status_code != 200:
-            raise OtelAgentError(f"the receiver at {url} refused: {doc.get('error') or reply.status_code}")
+        doc = ReceiverClient(url, where.token, timeout_s=60).alert_decision(body)
         return {**doc, "via": url}
     from otel_agent.read.reviews import _write_file
 

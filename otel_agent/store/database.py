@@ -241,14 +241,11 @@ def stored_fingerprint(con: duckdb.DuckDBPyConnection, catalog: str | None = Non
 
 
 def set_run_silence(con: duckdb.DuckDBPyConnection, seconds: float) -> None:
-    """How long a running run may be silent before ``runs`` shows it abandoned: ``otel_agent_meta``
-    'run_silence_s', which ``oa_run_silence_s()`` reads (views/runs/080_runs.sql; applied when runs are read,
-    so no derived state is rebuilt)."""
+    """How long a running run may be silent before ``runs`` shows it abandoned: the store's ``oa_run_silence_s()``
+    redefined (views/runs/080_runs.sql; applied when runs are read, so no derived state is rebuilt, and readers of
+    the file see the value its receiver was started with)."""
     with store_cursor(con) as cur:
-        cur.execute("BEGIN")
-        cur.execute("DELETE FROM otel_agent_meta WHERE key = 'run_silence_s'")
-        cur.execute("INSERT INTO otel_agent_meta VALUES ('run_silence_s', ?)", [repr(float(seconds))])
-        cur.execute("COMMIT")
+        cur.execute(f"CREATE OR REPLACE MACRO oa_run_silence_s() AS {float(seconds)!r}")
 
 
 def apply_derived(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,9 +1,8 @@
 -- How long a running run may go without activity (no span of it started or ended) before runs calls it
--- 'abandoned': the store's otel_agent_meta 'run_silence_s' (a receiver writes its --run-silence-s there:
--- store/database.py set_run_silence), else 600. Read when a query runs (a view binds a constant when it is
--- created, so the value lives in a table, not in this macro's text).
-CREATE OR REPLACE MACRO oa_run_silence_s() AS
-    coalesce((SELECT max(TRY_CAST(value AS DOUBLE)) FROM otel_agent_meta WHERE key = 'run_silence_s'), 600);
+-- 'abandoned': 600 s, or what a receiver started with --run-silence-s redefines it as in its store
+-- (store/database.py set_run_silence). A constant, so that these views also run over files by hand in any DuckDB
+-- (docs/scale.md): no table is read.
+CREATE OR REPLACE MACRO oa_run_silence_s() AS 600;
 
 -- A run's status as shown: a run computed as 'running' whose last activity is older than oa_run_silence_s() is
 -- 'abandoned' (its process died, or its root span was lost). Applied when read, not when the row is kept (the
