@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from otel_agent.errors import InvalidPayloadError
+from otel_agent.read.reviews import checked_text
 from otel_agent.read.source import Source, Table
 
 EVENTS = ("firing", "resolved", "acknowledged", "silenced", "unsilenced")
@@ -26,7 +27,6 @@ DECISIONS = ("acknowledged", "silenced", "unsilenced")
 STATES = ("firing", "acknowledged", "silenced", "resolved")
 """What ``otel-agent alerts --state`` filters on: firing (any firing alert), acknowledged / silenced (firing
 ones a person acknowledged / silenced), resolved."""
-MAX_TEXT = 4096
 MAX_EVIDENCE_TEXT = 4096
 """Longest text value kept in an alert's evidence (a rule's row may carry telemetry: bounded where it is stored)."""
 MAX_EVIDENCE_ITEMS = 200
@@ -283,17 +283,6 @@ def firing_keys(src: Source, rule_kind: str | None = None) -> dict[str, list[str
 # --- decisions (acknowledge, silence) -------------------------------------------------------------------------------
 
 
-def _text(value: str | None, what: str, *, required: bool) -> str | None:
-    value = (value or "").strip()
-    if not value:
-        if required:
-            raise InvalidPayloadError(f"{what} is required")
-        return None
-    if len(value) > MAX_TEXT:
-        raise InvalidPayloadError(f"{what} is longer than {MAX_TEXT} characters")
-    return value
-
-
 def prepare_decision(
     con: Any,
     decision: str,
@@ -310,10 +299,10 @@ def prepare_decision(
     fired; a silence names a rule that fired (key ``*``: all its keys) and needs ``until`` in the future."""
     if decision not in DECISIONS:
         raise InvalidPayloadError(f"an alert decision is one of {', '.join(DECISIONS)}, not {decision[:40]!r}")
-    rule_name = _text(rule, "rule", required=True)
-    alert_key = _text(key, "key", required=True)
-    who = _text(actor, "actor (--by)", required=True)
-    why = _text(reason, "reason", required=False)
+    rule_name = checked_text(rule, "rule", required=True)
+    alert_key = checked_text(key, "key", required=True)
+    who = checked_text(actor, "actor (--by)", required=True)
+    why = checked_text(reason, "reason", required=False)
     at = now or _now()
     if decision == "silenced":
         if until is None:

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 MAX_TEXT = 4096
 
 
-def _text(value: str | None, what: str, *, required: bool) -> str | None:
+def checked_text(value: str | None, what: str, *, required: bool) -> str | None:
+    """A person's text for a decision (reviews, trust changes, alert decisions): stripped, required or None when
+    empty, at most ``MAX_TEXT`` characters (else ``InvalidPayloadError``)."""
     value = (value or "").strip()
     if not value:
         if required:
@@ -96,14 +98,14 @@ def prepare_review(
     """Validate and copy the target record (a read: any connection or cursor will do). Raises
     ``InvalidPayloadError`` for an invalid kind, decision or reviewer and ``NotFoundError`` for an unknown id."""
     kind = canonical_kind(target_kind)
-    target = _text(target_id, "target id", required=True)
+    target = checked_text(target_id, "target id", required=True)
     verdict = (decision or "").strip().lower()
     if verdict not in decisions_for(kind):
         raise InvalidPayloadError(
             f"a {kind} review decision is one of {list(decisions_for(kind))}, not {(decision or '')[:64]!r}"
         )
-    who = _text(reviewer, "reviewer", required=True)
-    why = _text(reason, "reason", required=False)
+    who = checked_text(reviewer, "reviewer", required=True)
+    why = checked_text(reason, "reason", required=False)
     copy = snapshot(con, kind, target)  # type: ignore[arg-type]
     if copy is None:
         raise NotFoundError(f"no {kind} with id {target!r}: nothing was written")
@@ -166,10 +168,10 @@ def write_trust(
     now: _dt.datetime | None = None,
 ) -> TrustChange:
     """Append a grant (``trusted``) or revocation of ``principal`` writing receipts as ``service_name``."""
-    who = _text(principal, "principal", required=True)
-    service = _text(service_name, "service name", required=True)
-    by = _text(changed_by, "changed_by", required=True)
-    why = _text(reason, "reason", required=False)
+    who = checked_text(principal, "principal", required=True)
+    service = checked_text(service_name, "service name", required=True)
+    by = checked_text(changed_by, "changed_by", required=True)
+    why = checked_text(reason, "reason", required=False)
     changed_at = now or _now()
     change = TrustChange(_new_id("trust"), who, service, bool(trusted), by, why, _iso(changed_at))  # type: ignore[arg-type]
     con.execute(
