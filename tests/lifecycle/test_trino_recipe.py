@@ -108,9 +108,15 @@ class Trino:
             assert self.proc.poll() is None, self.log.read_text()[-5000:]
             try:
                 if requests.get(f"{self.url}/v1/info", timeout=2).json().get("starting") is False:
+                    # started is not yet schedulable: the coordinator's own worker registers a moment later
+                    # ("No nodes available to run query" until then)
+                    self.query("SELECT 1")
                     return time.monotonic() - began
             except (requests.RequestException, ValueError):
                 pass
+            except AssertionError as refused:
+                if "No nodes available" not in str(refused):
+                    raise
             time.sleep(1)
         raise AssertionError(f"Trino did not start in {timeout_s} s: {self.log.read_text()[-5000:]}")
 
