@@ -364,6 +364,20 @@ def lag_probes(
         j += 1
 
 
+def settle(http_port: int, timeout_s: float) -> float | None:
+    """Wait until the receiver's maintained state has folded every stored row (``/healthz`` → ``derived``:
+    ready, no backlog), so that the questions are asked of a receiver at rest, not one still catching up after
+    the fill (which takes a core and made the first figures mostly waiting); the seconds it took (None: not
+    within ``timeout_s``). How soon a *new* run is listed is measured apart (the lag probes, the first load)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        derived = health(http_port).get("derived") or {}
+        if derived.get("ready") and not derived.get("backlog_rows"):
+            return time.monotonic() - t0
+        time.sleep(0.5)
+    return None
+
+
 def fill_to(bench: Bench, shape: str, size: int, size_no: int, anchor_ns: int, lags: list[dict]) -> float:
     """Send the clients' load until the receiver has committed ``size`` spans, with lag probes meanwhile; then
     stop the clients (every request acknowledged is committed). Returns the fill's spans/s."""
@@ -553,6 +567,11 @@ def table(shape: str, sizes: list[int], per_size: list[dict], timeout: float) ->
         lines.append(f"| {label} | " + " | ".join(cell(c, timeout) for c in cells) + f" | {g} |")
     lines.append("| store bytes per span | " + " | ".join(f"{s['bytes_per_span']:.0f}" for s in per_size) + " | |")
     lines.append("| fill spans/s (with lag probes) | " + " | ".join(f"{s['rate']:,.0f}" for s in per_size) + " | |")
+    lines.append(
+        "| derived state caught up, after the fill | "
+        + " | ".join(fmt_s(s["catch_up"]) if s.get("catch_up") is not None else "—" for s in per_size)
+        + " | |"
+    )
     lines.append("| receiver peak PSS | " + " | ".join(f"{s['pss'] / 2**20:,.0f} MB" for s in per_size) + " | |")
     lines.append("| load average at measuring (start–end) | "
                  + " | ".join(f"{s['load'][0]:.1f}–{s['load'][1]:.1f}" for s in per_size) + " | |")  # fmt: skip
@@ -573,6 +592,12 @@ def main() -> None:
     ap.add_argument("--receiver-args", default="", help="more arguments of otel-agent serve")
     ap.add_argument("--ref", default="", help="run another checkout's receiver and CLI (e.g. /work/main)")
     ap.add_argument("--keep", default="", help="keep the store at this path")
+    ap.add_argument(
+        "--settle-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds to wait for the derived state to catch up after each fill",
+    )
     args = ap.parse_args()
     sizes = sorted(int(x) for x in args.sizes.split(","))
     smallest = (args.repeat + 3) * args.clients * args.inflight * 512  # known_ids: requests 1…repeat+1 of stream 0
@@ -606,11 +631,17 @@ def main() -> None:
                 print(f"  lag probe: runs page {fmt_s(x.get('page')) if x.get('page') is not None else '>timeout'},"
                       f" runs view {fmt_s(x.get('view')) if x.get('view') is not None else '>timeout'}"
                       f"{'' if x['during_fill'] else ' (ended after the fill)'}")  # fmt: skip
+            catch_up = settle(receiver.http_port, args.settle_timeout)
+            print(
+                f"  derived state caught up {fmt_s(catch_up) if catch_up is not None else '(not within the timeout)'}"
+                " after the fill",
+                flush=True,
+            )
             load0 = os.getloadavg()[0]
             print(f"{committed:,} spans committed ({rate:,.0f} spans/s); {store_bytes(db) / committed:.0f} B/span; "
                   f"load average {load0:.2f}; asking …", flush=True)  # fmt: skip
             entry = {"results": {}, "lags": lags, "rate": rate, "bytes_per_span": store_bytes(db) / committed,
-                     "load": (load0, load0), "pss": 0}  # fmt: skip
+                     "load": (load0, load0), "pss": 0, "catch_up": catch_up}  # fmt: skip
             per_size.append(entry)
             measure(bench, args.shape, size_no, ids, entry["results"])
             entry["load"], entry["pss"] = (load0, os.getloadavg()[0]), receiver.peak_pss

@@ -157,6 +157,7 @@ HEALTH = (
     f"make_timestamp_ns({T0 + 250_000_000})) ORDER BY ALL",
     f"SELECT * FROM tool_usage_between(make_timestamp_ns({T0 + 35_000_000}), NULL) ORDER BY ALL",
     "SELECT * FROM proxy_health ORDER BY ALL",
+    "SELECT * FROM run_metrics ORDER BY ALL",
     f"SELECT * FROM proxy_health_between(make_timestamp_ns({T0 + 35_000_000}), NULL) ORDER BY ALL",
     "SELECT * FROM receipt_transition_spans ORDER BY ALL",
     # receipts as of two times: while the scenario's work is fresh, and long after (windows passed)
@@ -168,6 +169,11 @@ HEALTH = (
 SWITCHED = ("oa_health_facts", "oa_receipt_candidates", "oa_proxy_facts")
 """The macros that read the maintained state once it is current (store/maintenance/runs_view.sql); each has a
 query-time twin named ``<name>_computed``."""
+RUN_METRICS_COMPUTED = (
+    "CREATE OR REPLACE TEMP MACRO oa_run_metrics_base_for_run(rid) AS TABLE "
+    "SELECT * FROM oa_run_metrics_base_computed(rid)"
+)
+"""The same for a run's metrics (``run_metric_rows``): the query-time twin, as a TEMP macro."""
 
 
 def health_both_ways(con: Any) -> list[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:
@@ -176,6 +182,7 @@ def health_both_ways(con: Any) -> list[tuple[list[tuple[Any, ...]], list[tuple[A
     with store_cursor(con) as fast, store_cursor(con) as slow:
         for name in SWITCHED:
             slow.execute(f"CREATE OR REPLACE TEMP MACRO {name}() AS TABLE SELECT * FROM {name}_computed()")
+        slow.execute(RUN_METRICS_COMPUTED)
         return [(fast.execute(sql).fetchall(), slow.execute(sql).fetchall()) for sql in HEALTH]
 
 
@@ -194,7 +201,9 @@ PER_RUN = ("classified_spans_for_run", "run_metrics_for_run", "cost_breakdown_fo
 
 def _query_time_scope(cur: Any) -> None:
     """Shadow the store's oa_scoped_spans (the maintained one, store/maintenance/scoped_spans.sql) on ``cur`` with
-    the query-time definition of views/runs/020_span_fields.sql, as a TEMP macro."""
+    the query-time definition of views/runs/020_span_fields.sql, and its run metrics with their computation, as
+    TEMP macros."""
+    cur.execute(RUN_METRICS_COMPUTED)
     for part in cur.extract_statements(statement("views/runs/span_fields")):
         if "MACRO oa_scoped_spans" in part.query:
             cur.execute(part.query.replace("CREATE OR REPLACE MACRO", "CREATE OR REPLACE TEMP MACRO", 1))

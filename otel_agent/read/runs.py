@@ -148,9 +148,22 @@ class RunDetail:
     timeline: list[dict[str, Any]]
 
 
+def scope_run(src: Source, run_id: str) -> bool:
+    """Prepare ``src`` for the queries of one run, where it can be (False: it cannot, and they read unscoped):
+    the run's raw rows copied and classified once (run_scope.sql), then its row and metrics read from the
+    maintained state when that holds the run as it is now (run_settled.sql → run_scope_kept.sql), else rolled up
+    from the copies (run_scope_computed.sql). Only that run's queries may use the cursor afterwards."""
+    if not src.scope("run_scope", console_run_id=run_id):
+        return False
+    ready = (src.one("run_state_ready") or {}).get("ready")
+    settled = ready and (src.one("run_settled", {"run_id": run_id}) or {}).get("settled")
+    src.scope("run_scope_kept" if settled else "run_scope_computed")
+    return True
+
+
 def run_detail(src: Source, run_id: str, limit: int = 500) -> RunDetail | None:
-    # One classification of the run for all of its queries (run_scope.sql), where the source can hold it.
-    src.scope("run_scope", console_run_id=run_id)
+    # One classification of the run for all of its queries, where the source can hold it.
+    scope_run(src, run_id)
     run = run_summary(src, run_id)
     if run is None:
         return None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otel_agent.read.messages import Chat, chat
-from otel_agent.read.runs import run_spans
+from otel_agent.read.runs import run_spans, scope_run
 from otel_agent.read.source import Source, Table
 
 CONTENT_KEYS = {
@@ -89,7 +89,7 @@ def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
     columns: list[str] = []
     runs = trace_runs(src, trace_id)
     if len(runs) == 1:
-        src.scope("run_scope", console_run_id=runs[0])
+        scope_run(src, runs[0])
     for run_id in runs:
         placed_rows = run_spans(src, run_id, trace_id, limit + 1)
         columns = columns or placed_rows.columns

@@ -59,6 +59,7 @@ STATE_TABLES = (
     "health_facts",
     "receipt_candidates",
     "proxy_facts",
+    "run_metric_rows",
 )
 
 _STEP_TABLES = (
@@ -72,6 +73,7 @@ _STEP_TABLES = (
     "_m_extra",
     "_m_rows",
     "_m_norm",
+    "_m_priced",
 )
 """The TEMP tables of a step (maintenance/step_*.sql): they go with the step's cursor."""
 

@@ -1,5 +1,5 @@
-"""The read layer's cursor scopes (read/sql/run_scope.sql, health_scope.sql) give the rows the views give
-without them, on the demo store served by a live receiver (the hostile third-party trace included)."""
+"""The read layer's cursor scopes (read/sql/run_scope.sql with either tail, health_scope.sql) give the rows the views
+give without them, on the demo store served by a live receiver (the hostile third-party trace included)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from otel_agent.read.runs import scope_run
 from otel_agent.read.source import CursorSource
 from otel_agent.store.database import store_cursor
 from tests.console.conftest import XSS_TRACE, Live
@@ -38,8 +39,19 @@ def _rows(
     with store_cursor(live.receiver.con) as cur:
         q = CursorSource(cur)
         if scope:
-            q.scope(scope[0], **scope[1])
+            for script in scope[0].split("+"):  # a scope and its tail: "run_scope+run_scope_computed"
+                q.scope(script, **scope[1])
         return {n: sorted(repr(_canon(r)) for r in q.rows(n, params(n))) for n in names}
+
+
+def _run_scoped(live: Live, run_id: str, names: tuple[str, ...], params: Callable[[str], dict]) -> tuple[dict, bool]:
+    """The rows as the Run page reads them (read.runs.scope_run: the maintained row and metrics of a settled run),
+    and whether the run was read from the maintained state."""
+    with store_cursor(live.receiver.con) as cur:
+        q = CursorSource(cur)
+        assert scope_run(q, run_id)
+        kept = bool(q.one("run_settled", {"run_id": run_id})["settled"])  # which tail scope_run took
+        return {n: sorted(repr(_canon(r)) for r in q.rows(n, params(n))) for n in names}, kept
 
 
 def _run_params(name: str, run_id: str) -> dict[str, Any]:
@@ -53,16 +65,23 @@ def _window_params(name: str, t0: Any, t1: Any) -> dict[str, Any]:
 def test_run_scope_gives_the_views_rows(live: Live) -> None:
     runs = [r[0] for r in live.rows("SELECT run_id FROM runs ORDER BY run_id")] + [XSS_TRACE.hex()]
     assert len(runs) >= 3
-    fallbacks = 0
+    fallbacks = kept = 0
     for run_id in runs:
         params = functools.partial(_run_params, run_id=run_id)
         plain = _rows(live, None, RUN_QUERIES, params)
-        scoped = _rows(live, ("run_scope", {"console_run_id": run_id}), RUN_QUERIES, params)
+        # rolled up from the scope's copies, and as the Run page reads it (a settled run: its maintained row and
+        # metrics)
+        computed = _rows(live, ("run_scope+run_scope_computed", {"console_run_id": run_id}), RUN_QUERIES, params)
+        paged, from_state = _run_scoped(live, run_id, RUN_QUERIES, params)
         for name in RUN_QUERIES:
-            assert scoped[name] == plain[name], (run_id, name)
+            assert computed[name] == plain[name], (run_id, name)
+            assert paged[name] == plain[name], (run_id, name)
         assert plain["run_spans"], run_id  # the run has spans: the comparison is not of two empty lists
+        assert plain["run_metrics"], run_id
         fallbacks += str(plain["run_timeline"]).count("'proxy_fallback'")
+        kept += from_state
     assert fallbacks  # a timeline row read from span_events: the scoped cursor reads the run's copy of them
+    assert kept  # a run the demo's receiver has folded was read from its maintained rows
 
 
 def test_run_scope_is_what_the_views_read(live: Live) -> None:
@@ -74,7 +93,7 @@ def test_run_scope_is_what_the_views_read(live: Live) -> None:
         n = q.cursor.execute("SELECT count(*) FROM classified_spans_for_run(?)", [run_id]).fetchall()[0][0]
         assert n > 0
         assert q.cursor.execute("SELECT count(*) FROM oa_priced('no such run')").fetchall()[0][0] == 0
-        q.scope("run_scope", console_run_id=run_id)
+        scope_run(q, run_id)
         for macro in ("oa_classified_spans_for_run", "classified_spans_for_run", "oa_priced"):
             assert q.cursor.execute(f"SELECT count(*) FROM {macro}('no such run')").fetchall()[0][0] == n
         # the raw rows the views read are the run's traces only (span_links and spans stay whole: handoff_links)

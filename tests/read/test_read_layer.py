@@ -12,14 +12,17 @@ import duckdb
 import pytest
 
 from otel_agent.read import words
+from otel_agent.read.runs import scope_run
 from otel_agent.read.schema import PUBLIC
-from otel_agent.read.source import named, positional, query_names
+from otel_agent.read.source import CursorSource, named, positional, query_names
 from otel_agent.read.tree import build, label, trim
 from otel_agent.store.database import open_store
 from otel_agent.store.shards import open_read_only
 
 ROOT = Path(__file__).resolve().parents[2]
 SCOPES = ("run_scope", "health_scope", "runs_filter")  # scripts that prepare a cursor, not queries
+RUN_TAILS = ("run_scope_kept", "run_scope_computed")  # run_scope.sql's two tails (read.runs.scope_run)
+AFTER_RUN_SCOPE = ("run_settled",)  # reads the run scope's copies and the maintained state
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +34,7 @@ def con(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCon
     con.close()
 
 
-@pytest.mark.parametrize("name", [n for n in query_names() if n not in SCOPES])
+@pytest.mark.parametrize("name", [n for n in query_names() if n not in SCOPES + RUN_TAILS + AFTER_RUN_SCOPE])
 def test_every_named_query_binds(con: duckdb.DuckDBPyConnection, name: str) -> None:
     cur = con.cursor()
     cur.execute(named("runs_filter"))  # runs_list / runs_chart read its macro
@@ -44,6 +47,13 @@ def test_every_scope_runs_on_an_empty_store(con: duckdb.DuckDBPyConnection, name
     cur.execute("SET VARIABLE console_run_id = 'nope'")
     cur.execute("SET VARIABLE console_t0 = NULL")
     cur.execute(named(name))
+
+
+def test_a_run_scope_and_its_tail_run_on_an_empty_store(con: duckdb.DuckDBPyConnection) -> None:
+    q = CursorSource(con.cursor())
+    assert scope_run(q, "nope")  # no maintained state: run_scope.sql, then run_scope_computed.sql
+    assert q.one("run_summary", {"run_id": "nope"}) is None
+    assert q.rows("run_metrics", {"run_id": "nope"}) == []
 
 
 def test_positional_parameters_are_the_named_ones() -> None:

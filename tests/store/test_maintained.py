@@ -21,6 +21,7 @@ from otel_agent import DuckDBSpanExporter
 from otel_agent.fold.decode import PROTOBUF, decode_payload
 from otel_agent.fold.redact import Redactor, load_rules
 from otel_agent.ingest.writer import Writer
+from otel_agent.read.runs import scope_run
 from otel_agent.read.source import CursorSource
 from otel_agent.store.database import open_store, store_cursor
 from otel_agent.store.maintained import FINGERPRINT_KEY, reads_maintained_runs
@@ -330,7 +331,8 @@ def test_any_arrival_order_gives_the_query_time_runs(make_receiver: Any, seed: i
     # the console's run page scope copies the context-less record that names run 3's call (an hour around the run)
     with store_cursor(receiver.con) as cur:
         q = CursorSource(cur)
-        q.scope("run_scope", console_run_id=f"{3:032x}")
+        scope_run(q, f"{3:032x}")
+        assert not q.one("run_settled", {"run_id": f"{3:032x}"})["settled"]  # its late span: rolled up from raw
         assert q.one("run_summary", {"run_id": f"{3:032x}"})["errors"] == 1
 
 

@@ -10,9 +10,11 @@
 --     macros and the classification no longer read every fallback or exception event of the store (a scan
 --     that grows with the store: ~45 ms per page on 1 M spans);
 --   * oa_classified (what runs_for_run and run_metrics_for_run price without the step placement),
---     oa_classified_spans_for_run (the internal form classified_spans_for_run flattens), oa_priced and
---     runs_for_run (the run's row: the header, run_summary.sql): the run classified, placed, priced and rolled
---     up once instead of once per query.
+--     oa_classified_spans_for_run (the internal form classified_spans_for_run flattens) and oa_priced: the run
+--     classified, placed and priced once instead of once per query.
+-- Then one of two tails (read/runs.py scope_run): run_scope_kept.sql when the receiver's maintained state holds the
+-- run as its rows are now (run_settled.sql), which reads its row and metrics from that state, or
+-- run_scope_computed.sql, which rolls them up from the priced copy.
 -- DuckDB plans a table macro on every call (a prepared statement is planned again too) and planning the
 -- classification pipeline is most of a run page's cost (bench/console.py --breakdown), so each copy also saves
 -- a plan. The temporary objects belong to this cursor (a new connection per page job) and go with it; they
@@ -39,7 +41,3 @@ SELECT * FROM oa_classified_spans_for_run(getvariable('console_run_id'));
 CREATE TEMP MACRO oa_classified_spans_for_run(rid) AS TABLE SELECT * FROM temp.main.console_run_classified;
 CREATE TEMP TABLE console_run_priced AS SELECT * FROM oa_priced(getvariable('console_run_id'));
 CREATE TEMP MACRO oa_priced(rid) AS TABLE SELECT * FROM temp.main.console_run_priced;
--- the run's row from the priced copy (runs_for_run itself would classify the run again: it reads oa_classified)
-CREATE TEMP TABLE console_run_row AS
-SELECT * REPLACE (oa_run_status(status, last_activity_time) AS status) FROM oa_runs_in('console_run_priced');
-CREATE TEMP MACRO runs_for_run(rid) AS TABLE SELECT * FROM temp.main.console_run_row;

@@ -5,3 +5,4 @@ CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
 CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed();
 CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * FROM oa_receipt_candidates_computed();
 CREATE OR REPLACE MACRO oa_proxy_facts() AS TABLE SELECT * FROM oa_proxy_facts_computed();
+CREATE OR REPLACE MACRO oa_run_metrics_base_for_run(rid) AS TABLE SELECT * FROM oa_run_metrics_base_computed(rid);

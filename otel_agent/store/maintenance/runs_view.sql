@@ -8,3 +8,7 @@ SELECT * EXCLUDE (run_h) REPLACE (oa_run_status(status, last_activity_time) AS s
 CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * EXCLUDE (h) FROM health_facts;
 CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * EXCLUDE (h) FROM receipt_candidates;
 CREATE OR REPLACE MACRO oa_proxy_facts() AS TABLE SELECT * EXCLUDE (h) FROM proxy_facts;
+-- and a run's metrics but for the quality.* rows (views/runs/090_run_metrics.sql)
+CREATE OR REPLACE MACRO oa_run_metrics_base_for_run(rid) AS TABLE
+SELECT run_id, metric, value, unit, labels FROM run_metric_rows
+WHERE rid IS NULL OR (run_h = hash(rid) AND run_id = rid);
