@@ -173,7 +173,7 @@ RUN_METRICS_COMPUTED = (
     "CREATE OR REPLACE TEMP MACRO oa_run_metrics_base_for_run(rid) AS TABLE "
     "SELECT * FROM oa_run_metrics_base_computed(rid)"
 )
-"""The same for a run's metrics (``run_metric_rows``): the query-time twin, as a TEMP macro."""
+"""The same for a run's metrics (``run_summary``, ``run_proxy_metrics``): the query-time twin, as a TEMP macro."""
 
 
 def health_both_ways(con: Any) -> list[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]]:

@@ -59,7 +59,7 @@ STATE_TABLES = (
     "health_facts",
     "receipt_candidates",
     "proxy_facts",
-    "run_metric_rows",
+    "run_proxy_metrics",
 )
 
 _STEP_TABLES = (

@@ -14,4 +14,4 @@ DROP TABLE IF EXISTS run_summary;
 DROP TABLE IF EXISTS health_facts;
 DROP TABLE IF EXISTS receipt_candidates;
 DROP TABLE IF EXISTS proxy_facts;
-DROP TABLE IF EXISTS run_metric_rows;
+DROP TABLE IF EXISTS run_proxy_metrics;

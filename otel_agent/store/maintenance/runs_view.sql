@@ -8,7 +8,11 @@ SELECT * EXCLUDE (run_h) REPLACE (oa_run_status(status, last_activity_time) AS s
 CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * EXCLUDE (h) FROM health_facts;
 CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * EXCLUDE (h) FROM receipt_candidates;
 CREATE OR REPLACE MACRO oa_proxy_facts() AS TABLE SELECT * EXCLUDE (h) FROM proxy_facts;
--- and a run's metrics but for the quality.* rows (views/runs/090_run_metrics.sql)
+-- and a run's metrics but for the quality.* rows (views/runs/090_run_metrics.sql): from its maintained row and its
+-- maintained proxy_* rows
 CREATE OR REPLACE MACRO oa_run_metrics_base_for_run(rid) AS TABLE
-SELECT run_id, metric, value, unit, labels FROM run_metric_rows
+WITH r AS (SELECT * FROM run_summary WHERE rid IS NULL OR (run_h = hash(rid) AND run_id = rid))
+SELECT run_id, metric, value, oa_metric_unit(metric) AS unit, labels FROM oa_run_metrics_long_in('r')
+UNION ALL
+SELECT run_id, metric, value, unit, labels FROM run_proxy_metrics
 WHERE rid IS NULL OR (run_h = hash(rid) AND run_id = rid);

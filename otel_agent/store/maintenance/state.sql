@@ -10,9 +10,10 @@
 -- health_facts: the rows of oa_health_facts_computed() (views/runs/110_health.sql) for the folded traces, with h:
 --   what provider_health, skill_health and tool_usage aggregate over a window.
 -- proxy_facts: the rows of oa_proxy_facts_computed() (views/runs/115_proxy_health.sql) of the folded traces, with h.
--- run_metric_rows: the cost.*, usage.*, reliability.*, latency.* and proxy_* rows of each run
---   (oa_run_metrics_base_computed, views/runs/090_run_metrics.sql), with run_h: what run_metrics_for_run reads
---   besides the quality.* rows (which depend on reviews and conflicts anywhere in the store: computed when read).
+-- run_proxy_metrics: the proxy_* rows of run_metrics (oa_run_metrics_proxy_in, views/runs/090_run_metrics.sql) of
+--   each run, with run_h. The cost.*, usage.*, reliability.* and latency.* rows are a function of the run's row
+--   (oa_run_metrics_long_in over run_summary, computed when read: ~20 rows a run not stored), and the quality.*
+--   rows depend on reviews and conflicts anywhere in the store (computed when read).
 -- receipt_candidates: the rows of oa_receipt_candidates_computed() (views/evidence/050_receipts.sql) of the folded
 --   traces, with h: the spans the receipt views map onto transitions.
 CREATE TABLE IF NOT EXISTS trace_commits (h UBIGINT NOT NULL, seq BIGINT NOT NULL);
@@ -35,5 +36,5 @@ CREATE TABLE IF NOT EXISTS receipt_candidates (
     end_time TIMESTAMP_NS, attributes JSON, record_kind VARCHAR
 );
 CREATE TABLE IF NOT EXISTS run_summary AS SELECT hash(run_id) AS run_h, * FROM runs_for_run(NULL) LIMIT 0;
-CREATE TABLE IF NOT EXISTS run_metric_rows AS
+CREATE TABLE IF NOT EXISTS run_proxy_metrics AS
 SELECT hash(run_id) AS run_h, * FROM oa_run_metrics_base_computed(NULL) LIMIT 0;

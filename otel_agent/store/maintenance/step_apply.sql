@@ -10,12 +10,9 @@ WHERE run_h IN (SELECT run_h FROM _m_runs_touched) AND run_id IN (SELECT run_id 
 
 INSERT INTO run_summary BY NAME SELECT * FROM _m_rows;
 
--- their metrics (the proxy_* rows: step_proxy.sql, when the scope may hold proxy requests)
-DELETE FROM run_metric_rows
+-- their proxy_* metric rows (written again by step_proxy.sql, when the scope may hold proxy requests)
+DELETE FROM run_proxy_metrics
 WHERE run_h IN (SELECT run_h FROM _m_runs_touched) AND run_id IN (SELECT run_id FROM _m_runs_touched);
-
-INSERT INTO run_metric_rows
-    SELECT hash(run_id), run_id, metric, value, oa_metric_unit(metric), labels FROM oa_run_metrics_long_in('_m_rows');
 
 DELETE FROM run_traces
 WHERE h IN (SELECT h FROM _m_dirty) AND trace_id IN (SELECT trace_id FROM _m_dirty);

@@ -9,6 +9,6 @@ CREATE OR REPLACE TEMP TABLE _m_priced AS
 WITH unplaced AS (SELECT *, CAST(NULL AS VARCHAR) AS step_id FROM _m_cls)
 SELECT * FROM oa_priced_in('unplaced');
 
-INSERT INTO run_metric_rows
+INSERT INTO run_proxy_metrics
     SELECT hash(run_id), run_id, metric, value, oa_metric_unit(metric), labels
     FROM oa_run_metrics_proxy_in('_m_priced', NULL);
