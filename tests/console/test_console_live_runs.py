@@ -238,3 +238,41 @@ def test_firing_alerts_mark_their_runs_and_handoffs_only(
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         ctx.close()
+
+
+def test_a_running_run_s_page_follows_the_run_until_it_ends(
+    receiver: Receiver, provider: TracerProvider, browser: Any, shots: Path
+) -> None:
+    """Its summary is swapped in place; its tree, which keeps state in the page, by a reload while untouched —
+    once the user has used the tree, never under them: "show new spans" instead."""
+    url = receiver.http_address
+    runs = []
+    for run_id in ("run_page_idle", "run_page_used"):
+        run = oi.flow_run("page", run_id=run_id, tracer_provider=provider)
+        run.__enter__()
+        runs.append(run)
+        with oi.step("first"):
+            pass
+    wait_until(lambda: "running" in requests.get(url + "/runs/run_page_used", timeout=30).text, "runs running")
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        idle, used = ctx.new_page(), ctx.new_page()
+        for page, run_id in ((idle, "run_page_idle"), (used, "run_page_used")):
+            page.goto(f"{url}/runs/{run_id}")
+            assert page.locator(".live-root").get_attribute("data-live") == "running"
+            assert page.locator(".live-bar .live-label").is_visible()
+        used.evaluate("window.__same_page = 'yes'")
+        used.locator("#split button.toggle").first.click()  # the user is using the tree (no navigation)
+        for run in runs:
+            run.__exit__(None, None, None)
+        idle.wait_for_function("() => document.querySelector('.live-root').dataset.live === 'ok'",
+                               timeout=WAIT_S * 1000)  # fmt: skip
+        assert idle.locator(".live-bar").count() == 0  # reloaded as ended: no longer live
+        used.wait_for_function("() => document.querySelector('.pagehead h1 .pill').textContent === 'ok'",
+                               timeout=WAIT_S * 1000)  # fmt: skip
+        assert used.evaluate("window.__same_page") == "yes"
+        assert used.locator(".live-show").is_visible()
+        assert used.locator(".live-label").inner_text() == "run ended: ok"
+        save_shot(used, shots, "live_run_ended")
+    finally:
+        ctx.close()
