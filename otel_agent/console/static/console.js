@@ -429,13 +429,17 @@
     });
   }
 
-  // A running run's page: its summary (head and figures) swapped in place; its tree, graph and charts, whose
-  // controls keep state in the page, by reloading the page (same URL: the selected span, scroll) once it has
-  // changed and the user is not using it — or, after they did, when they press "show".
+  // A running run's page: every few seconds its row of the runs list (?fragment=live for this run id: what a runs
+  // page costs, milliseconds) tells whether anything changed; only then is the run page itself asked again (a
+  // run page classifies the run: seconds on a large one), its summary (head and figures) swapped in place, and its
+  // tree, graph and charts, whose controls keep state in the page, shown by reloading the page (same URL: the
+  // selected span, the scroll) while the user has not used the tree — after they did, when they press "show".
   function setupLiveRun(root) {
     if (root.dataset.live !== "running") { return; }
     var head = root.querySelector(".pagehead");
-    if (!head) { return; }
+    var match = /^\/runs\/([^/]+)$/.exec(window.location.pathname);
+    if (!head || !match) { return; }
+    var runId = decodeURIComponent(match[1]);
     var bar = document.createElement("span");
     bar.className = "live-bar";
     bar.hidden = true;
@@ -457,33 +461,43 @@
     bar.append(dot, label, " ", button, " ", show);
     (head.querySelector(".sub") || head).appendChild(bar);
     var touched = false;  // the user opened, closed or selected something in the tree: do not reload under them
-    ["click", "keydown"].forEach(function (name) {
-      var split = document.getElementById("split");
-      if (split) { split.addEventListener(name, function () { touched = true; }); }
-    });
+    var split = document.getElementById("split");
+    if (split) {
+      split.addEventListener("click", function () { touched = true; });
+      split.addEventListener("keydown", function () { touched = true; });
+    }
+    var seen = null;  // the run's row as last seen in the runs list
     var figures = function (scope) {
-      var s = scope.querySelector(".stats");
-      return s ? s.textContent.replace(/\s+/g, " ") : "";
+      var stats = scope.querySelector(".stats");
+      return stats ? stats.textContent.replace(/\s+/g, " ") : "";
     };
-    var shown = figures(root);
     var seconds = Math.max(1, parseInt(root.dataset.liveSeconds, 10) || 5);
     liveLoop(bar, head, seconds, function (held) {
-      return fetchPage(window.location.href).then(function (doc) {
-        var fresh = doc.querySelector("[data-live]");
-        if (!fresh) { throw new Error("no run in the answer"); }
-        if (held()) { return "held"; }
-        var changed = figures(fresh) !== shown;
-        var freshHead = fresh.querySelector(".pagehead h1");
-        var currentHead = root.querySelector(".pagehead h1");
-        if (freshHead && currentHead) { currentHead.replaceWith(freshHead); }
-        swap(root, fresh, ".stats");
-        var ended = fresh.dataset.live !== "running";
-        if (changed || ended) {
+      var params = new URLSearchParams({ q: runId, fragment: "live", limit: "200" });
+      return fetchPage("/?" + params.toString()).then(function (list) {
+        var row = Array.prototype.slice.call(list.querySelectorAll("tr[data-run-id]")).filter(function (tr) {
+          return tr.dataset.runId === runId;
+        })[0];
+        var now = row ? row.dataset.status + "|" + row.textContent.replace(/\s+/g, " ") : "";
+        if (now === seen) { return "ok"; }
+        return fetchPage(window.location.href).then(function (doc) {
+          var fresh = doc.querySelector("[data-live]");
+          if (!fresh) { throw new Error("no run in the answer"); }
+          if (held()) { return "held"; }
+          var first = seen === null;
+          seen = now;
+          // the first time, the row has nothing to be compared with: the page itself is
+          if (first && figures(fresh) === figures(root) && fresh.dataset.live === root.dataset.live) { return "ok"; }
+          var freshHead = fresh.querySelector(".pagehead h1");
+          var currentHead = root.querySelector(".pagehead h1");
+          if (freshHead && currentHead) { currentHead.replaceWith(freshHead); }
+          swap(root, fresh, ".stats");
+          var ended = fresh.dataset.live !== "running";
           if (!touched) { window.location.reload(); return "stop"; }
           show.hidden = false;
-        }
-        if (ended) { label.textContent = "run ended: " + fresh.dataset.live; return "stop"; }
-        return "ok";
+          if (ended) { label.textContent = "run ended: " + fresh.dataset.live; return "stop"; }
+          return "ok";
+        });
       });
     });
   }
