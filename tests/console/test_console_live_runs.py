@@ -238,6 +238,29 @@ def test_firing_alerts_mark_their_runs_and_handoffs_only(
         assert page.errors == []  # type: ignore[attr-defined]
     finally:
         ctx.close()
+    assert axe_violations(browser, [url + "/", url + "/receipts"]) == {}
+
+
+def axe_violations(browser: Any, urls: list[str]) -> dict[str, list[str]]:
+    """axe-core's WCAG 2 A / AA rules (tests/console/test_console_explorer.py) on pages with the badges and the
+    live bar, in both colour schemes."""
+    from tests.console.test_console_explorer import AXE, AXE_RUN
+
+    source = AXE.read_text(encoding="utf-8")
+    found = {}
+    for scheme in ("light", "dark"):
+        ctx = browser.new_context(viewport={"width": 1440, "height": 900}, color_scheme=scheme, bypass_csp=True)
+        try:
+            page = ctx.new_page()
+            for url in urls:
+                page.goto(url)
+                page.add_script_tag(content=source)
+                violations = page.evaluate(AXE_RUN)
+                if violations:
+                    found[f"{scheme} {url}"] = violations
+        finally:
+            ctx.close()
+    return found
 
 
 def test_a_running_run_s_page_follows_the_run_until_it_ends(
