@@ -287,8 +287,8 @@
 // The runs list, and the page of a run whose status is running, ask the server for their own page again every few
 // seconds while the tab is visible and swap in what it rendered (escaped HTML from our origin, as the details panel
 // is: nothing here builds HTML from data). Held while paused (the button), while the tab is hidden, while text is
-// selected, while focus is in a form or the list, or while scrolled past the first screen. Without this file a
-// reload shows the same rows.
+// selected, while focus is in a form or the list, or while scrolled a screen past the list's top. Without this file
+// a reload shows the same rows.
 (function () {
   var PAUSED_KEY = "otel-agent.live.paused";
 
@@ -317,7 +317,8 @@
     if (a && a !== document.body && a.closest && (a.closest("form") || region.contains(a))) {
       return "held while you are in the page";
     }
-    if (window.scrollY > window.innerHeight) { return "held while scrolled down"; }
+    var rows = region.querySelector("tbody") || region;  // past the first screen of rows, not of the page
+    if (rows.getBoundingClientRect().top < -window.innerHeight) { return "held while scrolled down"; }
     return "";
   }
 
