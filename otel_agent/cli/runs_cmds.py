@@ -208,14 +208,22 @@ def summary(run: dict[str, Any]) -> list[str]:
     help="Only runs in this state.",
 )
 def runs_command(where: Where, fmt: str, max_rows: int, limit: int, status: str | None) -> None:
-    """Recent runs: status, duration, calls, tokens, cost, guard blocks, errors."""
+    """Recent runs: status, duration, calls, tokens, cost, guard blocks, errors; as a table, then a line for each
+    listed run that is the key of a firing alert (csv and json: the rows only; ``otel-agent alerts`` lists them)."""
     from otel_agent.cli.render import emit
+    from otel_agent.read.alerts import RUN_KINDS, firing_by_key
     from otel_agent.read.runs import runs_table
     from otel_agent.read.stores import open_source
 
     with open_source(where) as src:
         result = runs_table(src, status, limit, max_rows)
+        marks = firing_by_key(src, RUN_KINDS) if fmt == "table" else {}
     emit(result, fmt)
+    for row in result.rows:
+        alerts = marks.get(row[0])
+        if alerts:
+            rules = ", ".join(words.shown(m.rule, 60) for m in alerts)
+            click.echo(click.style(f"alert firing for {words.shown(row[0], 60)}: {rules}", fg="red"))
 
 
 @click.command("run")

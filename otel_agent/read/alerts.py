@@ -194,6 +194,7 @@ WHERE CASE $state::VARCHAR
           WHEN 'silenced' THEN state = 'firing' AND silenced_until IS NOT NULL
           ELSE true END
   AND ($rule::VARCHAR IS NULL OR rule = $rule::VARCHAR)
+  AND ($key::VARCHAR IS NULL OR alert_key = $key::VARCHAR)
 ORDER BY state = 'resolved', CASE severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END,
          coalesce(resolved_at, fired_at) DESC, rule, alert_key
 LIMIT $limit
@@ -230,14 +231,15 @@ def _empty(columns: str) -> Table:
 
 
 def alerts_table(
-    src: Source, *, state: str | None = None, rule: str | None = None, limit: int = 1_000_000, max_rows: int = 10_000
-) -> Table:
+    src: Source, *, state: str | None = None, rule: str | None = None, key: str | None = None,
+    limit: int = 1_000_000, max_rows: int = 10_000,
+) -> Table:  # fmt: skip
     """Every alert (rule, key) with its state, firing first (critical first, newest first), then resolved."""
     if state is not None and state not in STATES:
         raise InvalidPayloadError(f"an alert state is one of {', '.join(STATES)}, not {state[:40]!r}")
     if not _has_alerts(src):
         return _empty("state severity rule alert_key fired_at acknowledged_by silenced_until resolved_at summary")
-    return src.table(ALERTS_SQL, {"state": state, "rule": rule, "limit": limit}, max_rows=max_rows)
+    return src.table(ALERTS_SQL, {"state": state, "rule": rule, "key": key, "limit": limit}, max_rows=max_rows)
 
 
 def history_table(
@@ -265,19 +267,49 @@ class AlertsPage:
     history: list[dict[str, Any]]
 
 
-def alerts_page(src: Source, *, resolved: int = 50, events: int = 100) -> AlertsPage:
-    firing = alerts_table(src, state="firing").dicts()
-    done = alerts_table(src, state="resolved", limit=resolved).dicts()
-    return AlertsPage(firing, done, history_table(src, limit=events).dicts())
+def alerts_page(
+    src: Source, *, resolved: int = 50, events: int = 100, rule: str | None = None, key: str | None = None
+) -> AlertsPage:
+    """The page, or the part of it about one rule and/or one key (the runs and receipts pages' marks link here)."""
+    firing = alerts_table(src, state="firing", rule=rule, key=key).dicts()
+    done = alerts_table(src, state="resolved", rule=rule, key=key, limit=resolved).dicts()
+    return AlertsPage(firing, done, history_table(src, rule=rule, key=key, limit=events).dicts())
+
+
+RUN_KINDS = ("run_abandoned", "budget_exceeded", "cost", "sql")
+"""The kinds whose key can be a run id: ``run_abandoned``, ``budget_exceeded`` and ``cost`` with ``per = "run"``
+key each alert by ``run_id``; an SQL rule's key is whatever its query says. (``cost`` per hour / window,
+``error_rate`` and ``guard_blocks`` key a group — ``all``, a service, a provider/model — never a run.)"""
+RECEIPT_KINDS = ("receipt", "sql")
+"""The kinds whose key can be a handoff operation id: ``receipt`` (each operation in the state), and SQL rules."""
+
+
+@dataclass
+class FiringMark:
+    """One firing alert as a row of the runs or receipts page marks it."""
+
+    rule: str
+    alert_key: str
+    severity: str | None
+    summary: str | None
+
+
+def firing_by_key(src: Source, kinds: tuple[str, ...] | None = None) -> dict[str, list[FiringMark]]:
+    """alert key → the alerts firing for it (most severe first), of the rule kinds ``kinds`` (all when None).
+    A page marks its rows whose id is a key here (``RUN_KINDS`` for runs, ``RECEIPT_KINDS`` for receipts); a key
+    that is no row's id marks nothing. Reads ``alert_events`` only (small: one row per lifecycle change)."""
+    out: dict[str, list[FiringMark]] = {}
+    for row in alerts_table(src, state="firing").dicts():
+        if kinds is None or row.get("rule_kind") in kinds:
+            mark = FiringMark(row["rule"], row["alert_key"], row.get("severity"), row.get("summary"))
+            out.setdefault(row["alert_key"], []).append(mark)
+    return out
 
 
 def firing_keys(src: Source, rule_kind: str | None = None) -> dict[str, list[str]]:
-    """alert key → the rules firing for it (the runs and receipts pages mark those rows)."""
-    out: dict[str, list[str]] = {}
-    for row in alerts_table(src, state="firing").dicts():
-        if rule_kind is None or row.get("rule_kind") == rule_kind:
-            out.setdefault(row["alert_key"], []).append(row["rule"])
-    return out
+    """alert key → the rules firing for it."""
+    kinds = None if rule_kind is None else (rule_kind,)
+    return {key: [m.rule for m in marks] for key, marks in firing_by_key(src, kinds).items()}
 
 
 # --- decisions (acknowledge, silence) -------------------------------------------------------------------------------

@@ -282,3 +282,231 @@
     setupConfirm();
   });
 })();
+
+// ---- Live pages (issue 36: pages/runs.py, templates/_runs_live.html, run.html's data-live root) ----------------
+// The runs list, and the page of a run whose status is running, ask the server for their own page again every few
+// seconds while the tab is visible and swap in what it rendered (escaped HTML from our origin, as the details panel
+// is: nothing here builds HTML from data). Held while paused (the button), while the tab is hidden, while text is
+// selected, while focus is in a form or the list, or while scrolled a screen past the list's top. Without this file
+// a reload shows the same rows.
+(function () {
+  var PAUSED_KEY = "otel-agent.live.paused";
+
+  function clock() {
+    var d = new Date();
+    return [d.getUTCHours(), d.getUTCMinutes(), d.getUTCSeconds()].map(function (n) {
+      return (n < 10 ? "0" : "") + n;
+    }).join(":");
+  }
+
+  function storedPause() {
+    try { return window.sessionStorage.getItem(PAUSED_KEY) === "1"; } catch (e) { return false; }
+  }
+
+  function storePause(paused) {
+    try { window.sessionStorage.setItem(PAUSED_KEY, paused ? "1" : "0"); } catch (e) { /* private mode */ }
+  }
+
+  // Why not to update now ("" when nothing holds it): an update must never move what the user is working on.
+  function holdReason(region, paused) {
+    if (paused) { return "paused"; }
+    if (document.visibilityState !== "visible") { return "hidden"; }
+    var sel = window.getSelection ? window.getSelection() : null;
+    if (sel && !sel.isCollapsed && String(sel).trim()) { return "held while text is selected"; }
+    var a = document.activeElement;
+    if (a && a !== document.body && a.closest && (a.closest("form") || region.contains(a))) {
+      return "held while you are in the page";
+    }
+    var rows = region.querySelector("tbody") || region;  // past the first screen of rows, not of the page
+    if (rows.getBoundingClientRect().top < -window.innerHeight) { return "held while scrolled down"; }
+    return "";
+  }
+
+  // The loop: every `seconds`, unless held, `update()` (a promise of "ok", "held" or "stop").
+  function liveLoop(bar, region, seconds, update) {
+    var label = bar.querySelector(".live-label");
+    var button = bar.querySelector(".live-pause");
+    var paused = storedPause();
+    var timer = null;
+    var busy = false;
+    var stopped = false;
+    function say(text) { label.textContent = text; }
+    function showPause() {
+      button.setAttribute("aria-pressed", paused ? "true" : "false");
+      button.textContent = paused ? "resume" : "pause";
+      bar.classList.toggle("paused", paused);
+    }
+    function schedule(ms) {
+      if (stopped) { return; }
+      window.clearTimeout(timer);
+      timer = window.setTimeout(tick, ms);
+    }
+    function tick() {
+      if (busy || stopped) { return; }
+      var why = holdReason(region, paused);
+      if (why) {
+        if (why !== "hidden") { say(why === "paused" ? "paused" : "live · " + why); }
+        schedule(seconds * 1000);
+        return;
+      }
+      busy = true;
+      update(function () { return holdReason(region, paused); }).then(function (result) {
+        if (result === "stop") { stopped = true; bar.classList.add("stopped"); return; }
+        if (result === "ok") { say("live · updated " + clock() + " UTC"); }
+      }, function () {
+        say("live · update failed at " + clock() + " UTC, retrying");
+      }).then(function () {
+        busy = false;
+        schedule(seconds * 1000);
+      });
+    }
+    button.addEventListener("click", function () {
+      paused = !paused;
+      storePause(paused);
+      showPause();
+      if (paused) { window.clearTimeout(timer); say("paused"); } else { say("live"); if (!busy) { schedule(0); } }
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible" && !paused && !busy) { schedule(0); }
+    });
+    bar.hidden = false;
+    showPause();
+    say(paused ? "paused" : "live · updated " + clock() + " UTC");
+    schedule(seconds * 1000);
+  }
+
+  function fetchPage(url) {
+    return window.fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } }).then(function (r) {
+      if (!r.ok) { throw new Error("HTTP " + r.status); }
+      return r.text();
+    }).then(function (html) { return new DOMParser().parseFromString(html, "text/html"); });
+  }
+
+  function swap(current, fresh, selector) {
+    var a = current.querySelector(selector);
+    var b = fresh.querySelector(selector);
+    if (a && b) { a.replaceWith(b); }
+  }
+
+  // The runs list: ?fragment=live is the same page (same filters, sort and page) rendering only its live part.
+  function setupLiveRuns(region) {
+    var bar = document.querySelector("[data-live-bar=runs]");
+    if (!bar) { return; }
+    var seconds = Math.max(1, parseInt(region.dataset.liveSeconds, 10) || 5);
+    liveLoop(bar, region, seconds, function (held) {
+      var params = new URLSearchParams(window.location.search);
+      params.set("fragment", "live");
+      return fetchPage(window.location.pathname + "?" + params.toString()).then(function (doc) {
+        var fresh = doc.getElementById("runs-live");
+        var current = document.getElementById("runs-live");
+        if (!fresh || !current) { throw new Error("no live part in the answer"); }
+        if (held()) { return "held"; }
+        var before = {};
+        var known = false;
+        current.querySelectorAll("tr[data-run-id]").forEach(function (tr) {
+          before[tr.dataset.runId] = tr.dataset.status;
+          known = true;
+        });
+        fresh.querySelectorAll("tr[data-run-id]").forEach(function (tr) {
+          var old = before[tr.dataset.runId];
+          if (old === undefined) { if (known) { tr.classList.add("live-new"); } } else if (old !== tr.dataset.status) {
+            tr.classList.add("live-changed");
+          }
+        });
+        // the parts, not the table: its keyboard handlers (j / k) stay
+        swap(current, fresh, ".charts");
+        swap(current, fresh, "tbody");
+        swap(current, fresh, ".pager");
+        current.dataset.asOf = fresh.dataset.asOf || "";
+        var asOf = document.getElementById("runs-as-of");
+        if (asOf) { asOf.textContent = fresh.dataset.asOf || ""; }
+        window.setTimeout(function () {
+          current.querySelectorAll("tr.live-new, tr.live-changed").forEach(function (tr) {
+            tr.classList.remove("live-new", "live-changed");
+          });
+        }, 6000);
+        return "ok";
+      });
+    });
+  }
+
+  // A running run's page: every few seconds its row of the runs list (?fragment=live for this run id: what a runs
+  // page costs, milliseconds) tells whether anything changed; only then is the run page itself asked again (a
+  // run page classifies the run: seconds on a large one), its summary (head and figures) swapped in place, and its
+  // tree, graph and charts, whose controls keep state in the page, shown by reloading the page (same URL: the
+  // selected span, the scroll) while the user has not used the tree — after they did, when they press "show".
+  function setupLiveRun(root) {
+    if (root.dataset.live !== "running") { return; }
+    var head = root.querySelector(".pagehead");
+    var match = /^\/runs\/([^/]+)$/.exec(window.location.pathname);
+    if (!head || !match) { return; }
+    var runId = decodeURIComponent(match[1]);
+    var bar = document.createElement("span");
+    bar.className = "live-bar";
+    bar.hidden = true;
+    var dot = document.createElement("span");
+    dot.className = "live-dot";
+    dot.setAttribute("aria-hidden", "true");
+    var label = document.createElement("span");
+    label.className = "live-label";
+    label.setAttribute("role", "status");
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "link live-pause";
+    var show = document.createElement("button");
+    show.type = "button";
+    show.className = "link live-show";
+    show.textContent = "show new spans";
+    show.hidden = true;
+    show.addEventListener("click", function () { window.location.reload(); });
+    bar.append(dot, label, " ", button, " ", show);
+    (head.querySelector(".sub") || head).appendChild(bar);
+    var touched = false;  // the user opened, closed or selected something in the tree: do not reload under them
+    var split = document.getElementById("split");
+    if (split) {
+      split.addEventListener("click", function () { touched = true; });
+      split.addEventListener("keydown", function () { touched = true; });
+    }
+    var seen = null;  // the run's row as last seen in the runs list
+    var figures = function (scope) {
+      var stats = scope.querySelector(".stats");
+      return stats ? stats.textContent.replace(/\s+/g, " ") : "";
+    };
+    var seconds = Math.max(1, parseInt(root.dataset.liveSeconds, 10) || 5);
+    liveLoop(bar, head, seconds, function (held) {
+      var params = new URLSearchParams({ q: runId, fragment: "live", limit: "200" });
+      return fetchPage("/?" + params.toString()).then(function (list) {
+        var row = Array.prototype.slice.call(list.querySelectorAll("tr[data-run-id]")).filter(function (tr) {
+          return tr.dataset.runId === runId;
+        })[0];
+        var now = row ? row.dataset.status + "|" + row.textContent.replace(/\s+/g, " ") : "";
+        if (now === seen) { return "ok"; }
+        return fetchPage(window.location.href).then(function (doc) {
+          var fresh = doc.querySelector("[data-live]");
+          if (!fresh) { throw new Error("no run in the answer"); }
+          if (held()) { return "held"; }
+          var first = seen === null;
+          seen = now;
+          // the first time, the row has nothing to be compared with: the page itself is
+          if (first && figures(fresh) === figures(root) && fresh.dataset.live === root.dataset.live) { return "ok"; }
+          var freshHead = fresh.querySelector(".pagehead h1");
+          var currentHead = root.querySelector(".pagehead h1");
+          if (freshHead && currentHead) { currentHead.replaceWith(freshHead); }
+          swap(root, fresh, ".stats");
+          var ended = fresh.dataset.live !== "running";
+          if (!touched) { window.location.reload(); return "stop"; }
+          show.hidden = false;
+          if (ended) { label.textContent = "run ended: " + fresh.dataset.live; return "stop"; }
+          return "ok";
+        });
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var runs = document.getElementById("runs-live");
+    if (runs) { setupLiveRuns(runs); }
+    var run = document.querySelector("[data-live]:not(#runs-live)");
+    if (run) { setupLiveRun(run); }
+  });
+})();

@@ -6,7 +6,7 @@
 -- $limit, $offset. Unpriced cost stays NULL (the page shows "unpriced", never 0).
 SELECT run_id, workflow_name, agent_name, service_name, status, error_type, trace_id, start_time, duration_ms,
        steps, provider_calls, tool_invocations, input_tokens, output_tokens, cost_usd, unpriced_calls, errors,
-       guard_blocks, budget_exceeded, handoffs, span_count
+       guard_blocks, budget_exceeded, handoffs, span_count, last_activity_time, current_step
 FROM runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors)
 ORDER BY
     CASE WHEN $desc THEN (CASE $sort WHEN 'duration' THEN duration_ms WHEN 'cost' THEN cost_usd
