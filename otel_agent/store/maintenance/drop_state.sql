@@ -3,7 +3,8 @@
 -- evidence/050_receipts.sql and 020_span_fields.sql, applied again here or by the caller).
 CREATE OR REPLACE VIEW runs AS SELECT * FROM runs_for_run(NULL);
 -- (before the drops: DuckDB binds a macro's body when it is created)
-CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed();
+CREATE OR REPLACE MACRO oa_health_facts() AS TABLE
+SELECT * EXCLUDE (span_id, event_index) FROM oa_health_facts_computed();
 CREATE OR REPLACE MACRO oa_receipt_candidates() AS TABLE SELECT * FROM oa_receipt_candidates_computed();
 CREATE OR REPLACE MACRO oa_proxy_facts() AS TABLE SELECT * FROM oa_proxy_facts_computed();
 CREATE OR REPLACE MACRO oa_run_metrics_base_for_run(rid) AS TABLE SELECT * FROM oa_run_metrics_base_computed(rid);

@@ -8,7 +8,10 @@
 -- run_summary: the rows of the runs view, one per run, as runs_for_run(NULL) computes them, with run_h.
 -- dirty_traces: traces to fold again though no new row arrived for them (retention deleted some of their rows).
 -- health_facts: the rows of oa_health_facts_computed() (views/runs/110_health.sql) for the folded traces, with h:
---   what provider_health, skill_health and tool_usage aggregate over a window.
+--   what provider_health, skill_health and tool_usage aggregate over a window. Without the fact's span_id and
+--   event_index, which only its computation reads (to count a span or an event once): they were half of the
+--   table's bytes (~25 B a span on 10 M GenAI spans) and no aggregate reads them (oa_health_facts() leaves them
+--   out either way). trace_id stays: a step replaces a trace's facts by hash and id.
 -- proxy_facts: the rows of oa_proxy_facts_computed() (views/runs/115_proxy_health.sql) of the folded traces, with h.
 -- run_proxy_metrics: the proxy_* rows of run_metrics (oa_run_metrics_proxy_in, views/runs/090_run_metrics.sql) of
 --   each run, with run_h. The cost.*, usage.*, reliability.* and latency.* rows are a function of the run's row
@@ -20,7 +23,7 @@ CREATE TABLE IF NOT EXISTS trace_commits (h UBIGINT NOT NULL, seq BIGINT NOT NUL
 CREATE TABLE IF NOT EXISTS run_traces (run_h UBIGINT NOT NULL, run_id VARCHAR, h UBIGINT NOT NULL, trace_id VARCHAR);
 CREATE TABLE IF NOT EXISTS dirty_traces (h UBIGINT NOT NULL, trace_id VARCHAR);
 CREATE TABLE IF NOT EXISTS health_facts (
-    h UBIGINT NOT NULL, kind VARCHAR, trace_id VARCHAR, span_id VARCHAR, event_index UINTEGER, t TIMESTAMP_NS,
+    h UBIGINT NOT NULL, kind VARCHAR, trace_id VARCHAR, t TIMESTAMP_NS,
     key1 VARCHAR, key2 VARCHAR, key3 VARCHAR, key4 VARCHAR, duration_ms DOUBLE, is_error BOOLEAN, retries BIGINT,
     input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE
 );

@@ -26,7 +26,7 @@ INSERT INTO run_traces
 DELETE FROM health_facts
 WHERE h IN (SELECT h FROM _m_scope_traces) AND trace_id IN (SELECT trace_id FROM _m_scope_traces);
 
-INSERT INTO health_facts SELECT hash(trace_id), * FROM oa_health_facts_computed();
+INSERT INTO health_facts BY NAME SELECT hash(trace_id) AS h, * EXCLUDE (span_id, event_index) FROM oa_health_facts_computed();
 
 -- and their proxy facts (computed by step_proxy.sql, when the scope has spans that may be proxy requests) and
 -- receipt candidates

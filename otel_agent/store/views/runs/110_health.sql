@@ -96,7 +96,8 @@ QUALIFY row_number() OVER (PARTITION BY trace_id, span_id, event_index ORDER BY 
 
 -- oa_health_facts(): the facts the health views aggregate (see above). Replaced by a read of the maintained table
 -- while the state is current (store/maintenance/runs_view.sql), put back by query_time_views.sql.
-CREATE OR REPLACE MACRO oa_health_facts() AS TABLE SELECT * FROM oa_health_facts_computed();
+CREATE OR REPLACE MACRO oa_health_facts() AS TABLE
+SELECT * EXCLUDE (span_id, event_index) FROM oa_health_facts_computed();
 
 -- Per provider and model (the model asked for, after any fallback: what served the call).
 -- fallbacks_out / fallbacks_in: otel_agent.fallback events moving a call away from / onto this
