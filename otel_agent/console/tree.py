@@ -13,7 +13,7 @@ the critical path are computed from every span all the same (a compact summary, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otel_agent.console.render import fmt_ms, fmt_usd
@@ -33,7 +33,9 @@ WHOLE_TREE = 1_500
 ~1.3 MB of HTML at most); past it, in part."""
 OPEN_ROWS = 300  # a partial tree opens whole levels on load while they add up to at most this many rows
 CHILD_PAGE = 100  # the children of one node sent at once (the rest: a gap row that fetches them)
-REVEAL_MAX = 500  # problems and matches whose way is opened on load in a partial tree (the rest: marked)
+REVEAL_MAX = 200
+"""Problems (the worst first: errors and blocked guards, then fallbacks, then retries) and matches whose way a
+partial tree opens on load; the rest are marked when their rows arrive."""
 GAP_MIN = 3  # fewer spans than this between two sent ones are sent too (a gap row would be as big as they are)
 
 
@@ -199,6 +201,14 @@ def _label(node: Node, linked: set[str]) -> None:
         node.marks.append(("running", "running"))
 
 
+def severity(n: Node) -> int:
+    """0 for an error or a blocked guard, 1 a fallback, 2 a retry (the order of the problems strip)."""
+    r = n.row
+    if r.get("is_error") or r.get("guard_outcome") == "blocked":
+        return 0
+    return 1 if r.get("fallback_count") else 2
+
+
 def _is_problem(r: dict[str, Any]) -> bool:
     """What ``read.tree.label`` marks err, retry, fallback or blocked, without labelling the span."""
     return bool(r.get("is_error") or r.get("retry_count") or r.get("fallback_count")) or (
@@ -280,7 +290,7 @@ def build(
     for key, children in kids.items():
         if key in by_key:
             by_key[key].child_count = len(children)
-    problems = [n for n in nodes if n.problem]
+    problems = sorted((n for n in nodes if n.problem), key=severity)  # stable: tree order within a severity
     matches = [n for n in nodes if n.found]
     partial = len(nodes) > whole
     targets = [*problems[:REVEAL_MAX], *matches[:REVEAL_MAX]] if partial else [*problems, *matches]
@@ -378,10 +388,9 @@ def children(view: View, parent_key: str, lo: int = 0, hi: int | None = None) ->
     hi = len(kids) if hi is None else max(lo, min(hi, len(kids)))
     out: list[Node | Gap] = []
     for i in range(lo, min(hi, lo + CHILD_PAGE)):
-        n = kids[i]
-        n.open, n.lazy = False, n.key in view.kids
-        _label(n, view.linked)
-        out.append(n)
+        _label(kids[i], view.linked)
+        # a copy: the view (cached, shared with the page) keeps the flags it was sent with
+        out.append(replace(kids[i], open=False, lazy=kids[i].key in view.kids))
     if hi > lo + CHILD_PAGE:
         out.append(Gap(parent_key, kids[lo].depth, lo + CHILD_PAGE, hi))
     return out

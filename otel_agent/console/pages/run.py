@@ -19,7 +19,7 @@ from starlette.responses import Response
 from otel_agent.console import charts, tree
 from otel_agent.console.graph import agents_graph
 from otel_agent.console.pages import int_arg, text_arg
-from otel_agent.console.pages.trace import subtree_response
+from otel_agent.console.pages.trace import VIEWS, subtree_response
 from otel_agent.console.render import fmt_usd
 from otel_agent.console.security import Viewer
 from otel_agent.errors import NotFoundError
@@ -73,9 +73,9 @@ async def _run_view(request: Request, console: Any, run_id: str) -> tuple[Any, t
         if find
         else set()
     )
-    view = tree.build(
-        data.spans[:limit], tree.linked_keys(data.links), window=tree.Window.parse(request.query_params.get("zoom")),
-        found=matches, selected=selected, running=running,
+    view = VIEWS.build(
+        data, data.spans[:limit], tree.linked_keys(data.links),
+        window=tree.Window.parse(request.query_params.get("zoom")), found=matches, selected=selected, running=running,
     )  # fmt: skip
     ctx = {
         "run": data.run, "view": view, "nodes": view.nodes, "axis": view.axis, "more": len(data.spans) > limit,

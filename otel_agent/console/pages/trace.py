@@ -9,6 +9,8 @@ _tree.html, _span.html.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections import OrderedDict
 from typing import Any
 
 from starlette.requests import Request
@@ -30,6 +32,33 @@ async def span_page(request: Request, console: Any, viewer: Viewer) -> Response:
     if request.query_params.get("fragment"):
         return console.html(request, viewer, "_span.html", d=details, data=details)
     return console.html(request, viewer, "span.html", active="runs", d=details, data=details)
+
+
+class ViewCache:
+    """The trees built lately, by the read result they were built from (the same object while the console's
+    result cache holds it) and the page's arguments: opening a node of a big tree asks for its children, and
+    building a 10,000-span tree again for each would cost ~0.3 s. The views are shared: nothing may change them
+    (``tree.children`` returns copies)."""
+
+    def __init__(self, entries: int = 4) -> None:
+        self.entries = entries
+        self._data: OrderedDict[tuple[Any, ...], tuple[Any, tree.View]] = OrderedDict()
+
+    def build(self, source: Any, rows: list[dict[str, Any]], linked: set[str], **kw: Any) -> tree.View:
+        window = kw["window"]
+        key = (id(source), len(rows), window.lo, window.hi, frozenset(kw["found"]), kw["selected"])
+        hit = self._data.get(key)
+        if hit is not None and hit[0] is source:  # (the source is held, so its id is not reused meanwhile)
+            self._data.move_to_end(key)
+            return hit[1]
+        view = tree.build(rows, linked, **kw)
+        self._data[key] = (source, view)
+        while len(self._data) > self.entries:
+            self._data.popitem(last=False)
+        return view
+
+
+VIEWS = ViewCache()
 
 
 def _parent_arg(request: Request) -> tuple[str, int, int | None]:
@@ -59,9 +88,10 @@ async def _trace_view(request: Request, console: Any, trace_id: str) -> tuple[An
     done = dict(zip(jobs, await asyncio.gather(*jobs.values()), strict=True))
     data = {"trace": trace, "span": done.get("span"), "found": done.get("found", [])}
     key = tree.node_key(trace_id, selected) if selected else None
-    view = tree.build(
-        trace.spans[:limit], tree.linked_keys(trace.links), window=tree.Window.parse(request.query_params.get("zoom")),
-        found=set(data["found"]), selected=key, running=trace.running,
+    view = VIEWS.build(
+        trace, trace.spans[:limit], tree.linked_keys(trace.links),
+        window=tree.Window.parse(request.query_params.get("zoom")), found=set(data["found"]), selected=key,
+        running=trace.running,
     )  # fmt: skip
     ctx = {
         "trace_id": trace_id, "view": view, "nodes": view.nodes, "axis": view.axis, "more": len(trace.spans) > limit,
@@ -97,7 +127,7 @@ def subtree_response(request: Request, console: Any, viewer: Viewer, view: tree.
     chain = tree.ancestors(view, parent) if node else []
     if node is not None:
         tree.label(view, node)
-        node.open, node.lazy = True, False
+        node = dataclasses.replace(node, open=True, lazy=False)  # (the cached view's node keeps its flags)
     page = {"node": node, "chain": chain, "rows": ([node] if node else []) + rows, "data": data, "lo": lo}
     return console.html(request, viewer, "tree_page.html", active="runs", **{**ctx, **page})
 
