@@ -15,7 +15,7 @@ NODE_W = 190
 NODE_H = 44
 GAP = 14
 MAX_PER_COL = 30
-LABEL = 26  # characters of a node's label
+LABEL = 24  # characters of a node's label (12 px bold: 24 fit a node's width with its padding)
 HEAD_CHARS = 22
 """Characters of a column heading per line: its 11 px bold capitals (letter-spaced, console.css ``.colhead``)
 are ~8 units wide each, so 22 fit a node's width (190); a longer heading wraps onto more lines, and the nodes
@@ -61,6 +61,7 @@ class GEdge:
     path: str = ""
     lx: float = 0.0
     ly: float = 0.0
+    anchor: str = "middle"  # the label's text-anchor
 
 
 @dataclass
@@ -122,7 +123,9 @@ class Graph:
                 x2, y2 = b.x, b.y + NODE_H / 2
                 mid = (x1 + x2) / 2
                 e.path = f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"
-                e.lx, e.ly = x2 - 22, y2 - 4  # by the arrow's end: labels of a fan of edges do not collide
+                # ending just before the arrow's end, above it: labels of a fan of edges do not collide, and a
+                # long one ("hands off to") runs back over its own edge, not into the node
+                e.lx, e.ly, e.anchor = x2 - 6, y2 - 4, "end"
             edges.append(e)
         self.edges = edges
         return self
