@@ -43,7 +43,16 @@ def sid(n: int) -> bytes:
 
 
 def _big_request() -> bytes:
-    spans = [{"trace_id": BIG_TRACE, "span_id": sid(1), "name": "big root", "start": T0, "end": T0 + BIG * 1_000_000}]
+    spans = [
+        {
+            "trace_id": BIG_TRACE,
+            "span_id": sid(1),
+            "name": "big root",
+            "start": T0,
+            "end": T0 + BIG * 1_000_000,
+            "attributes": AGENT,
+        }
+    ]  # an agent's run: the run page draws it too
     for i in range(2, BIG + 1):
         parent = 1 if i <= WORKERS + 1 else 2 + (i % WORKERS)
         start = T0 + i * 400_000
@@ -215,6 +224,16 @@ def test_without_javascript_a_closed_subtree_is_a_page(own: str) -> None:
     frag = requests.get(own + href.replace("&amp;", "&") + "&fragment=1", timeout=60).text
     assert "<html" not in frag
     assert frag.count('class="node') == children_of(w)
+    # the run page (a third party's run: its id is its trace id) is sent in part the same way, its rows fetched
+    # from its own URL
+    run_html = requests.get(f"{own}/runs/{BIG_TRACE.hex()}", timeout=60).text
+    assert "data-partial=" in run_html
+    assert run_html.count('class="node') < 80
+    escaped = key(w).replace(":", "%3A")
+    run_href = re.search(rf'<a class="more-spans" href="(/runs/[^"]+parent={escaped}[^"]*)"', run_html)
+    assert run_href is not None
+    run_frag = requests.get(own + run_href.group(1).replace("&amp;", "&") + "&fragment=1", timeout=60).text
+    assert run_frag.count(f'data-parent="{key(w)}"') == children_of(w)
     # hostile or unknown arguments: a 404 or the roots, never a 500
     assert requests.get(f"{own}/traces/{BIG_TRACE.hex()}/tree?parent=<x>", timeout=60).status_code == 404
     roots = requests.get(f"{own}/traces/{BIG_TRACE.hex()}/tree?parent=-&lo=-5&hi=99999999", timeout=60)
