@@ -215,6 +215,7 @@ def test_without_javascript_a_closed_subtree_is_a_page(own: str) -> None:
     assert sub.status_code == 200
     assert sub.text.count(f'data-parent="{key(w)}"') == children_of(w)
     assert "big root" in sub.text  # the way back: the breadcrumb names the root
+    assert f'class="kind k-other" href="/traces/{BIG_TRACE.hex()}?span=' in sub.text  # a span opens on the trace page
     # a gap's link: the spans it stands for
     gap = re.search(r'<tr class="gap" data-parent="([^"]+)"[^>]*>.*?href="([^"]+)".*?(\d+) more', html, re.S)
     assert gap is not None

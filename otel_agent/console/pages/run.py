@@ -1,6 +1,7 @@
 """``/runs/{run_id}`` Run: the run's header and derived metrics, its hierarchy as an expandable tree beside a
 waterfall, the selected node's details, handoff links to other traces (both ways), cost by step / provider /
 skill / tool, and the business timeline. ``/runs/{run_id}/bundle.json``: the run's JSON evidence bundle.
+``/runs/{run_id}/tree?parent=KEY&lo=&hi=``: a node's children in the run's tree when it is sent in part.
 
 Read: ``read.runs.run_detail`` (the run classified once, read/sql/run_scope.sql, then its summary, spans, links,
 metrics, cost and timeline) and ``read.spans.span_detail``. Templates: templates/run.html, _tree.html, _span.html.

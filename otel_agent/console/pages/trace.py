@@ -1,9 +1,12 @@
 """``/traces/{trace_id}`` Trace: any trace as tree + waterfall (third-party spans of no recognised run too), and
 ``/traces/{trace_id}/spans/{span_id}`` the details of one span (attributes, events, links, status, tokens, cost,
-captured input/output), as a page or, with ``?fragment=1``, as the panel the run and trace pages load.
+captured input/output), as a page or, with ``?fragment=1``, as the panel the run and trace pages load; and
+``/traces/{trace_id}/tree?parent=KEY&lo=&hi=`` the children of one node of a tree sent in part (console/tree.py),
+as rows for the page's script (``?fragment=1``) or as a page of that subtree (``subtree_response``, which the run
+page's ``/runs/{run_id}/tree`` answers with too).
 
 Read: ``read.spans.trace_detail`` and ``read.spans.span_detail``. Templates: templates/trace.html, span.html,
-_tree.html, _span.html.
+_tree.html, _tree_rows.html, _tree_fragment.html, tree_page.html, _span.html.
 """
 
 from __future__ import annotations
