@@ -15,7 +15,23 @@ NODE_W = 190
 NODE_H = 44
 GAP = 14
 MAX_PER_COL = 30
-LABEL = 26  # characters of a node's label
+LABEL = 24  # characters of a node's label (12 px bold: 24 fit a node's width with its padding)
+HEAD_CHARS = 22
+"""Characters of a column heading per line: its 11 px bold capitals (letter-spaced, console.css ``.colhead``)
+are ~8 units wide each, so 22 fit a node's width (190); a longer heading wraps onto more lines, and the nodes
+start below the tallest heading (a heading wider than its column ran into the next one, or out of the box)."""
+HEAD_LINE = 14  # a heading line's height
+
+
+def heading_lines(text: str, width: int = HEAD_CHARS) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken at spaces (a longer word: cut with "…")."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(_short(word, width))
+    return lines or [""]
 
 
 def _short(text: Any, n: int = LABEL) -> str:
@@ -45,16 +61,18 @@ class GEdge:
     path: str = ""
     lx: float = 0.0
     ly: float = 0.0
+    anchor: str = "middle"  # the label's text-anchor
 
 
 @dataclass
 class Graph:
-    """Laid-out nodes and edges in a ``width`` × ``height`` box; ``columns``: each column's heading and x."""
+    """Laid-out nodes and edges in a ``width`` × ``height`` box; ``columns``: each column's x and heading
+    lines (``heading_lines``; the template draws each line at y 14, 28…)."""
 
     title: str
     nodes: list[GNode] = field(default_factory=list)
     edges: list[GEdge] = field(default_factory=list)
-    columns: list[tuple[float, str]] = field(default_factory=list)
+    columns: list[tuple[float, list[str]]] = field(default_factory=list)
     width: float = 0.0
     height: float = 0.0
     left_out: int = 0
@@ -80,12 +98,13 @@ class Graph:
         for n in kept:
             by_col[n.col].append(n)
         tallest = max((len(v) for v in by_col.values()), default=1)
-        self.height = 28 + tallest * (NODE_H + GAP)
+        self.columns = [(4 + i * COL_W, heading_lines(h)) for i, h in enumerate(headings)]
+        head = 14 + HEAD_LINE * max((len(lines) for _, lines in self.columns), default=1)
+        self.height = head + tallest * (NODE_H + GAP)
         self.width = len(headings) * COL_W - (COL_W - NODE_W) + 8
-        self.columns = [(4 + i * COL_W, h) for i, h in enumerate(headings)]
         for col, nodes in by_col.items():
             block = len(nodes) * (NODE_H + GAP) - GAP
-            top = 28 + (self.height - 28 - block) / 2
+            top = head + (self.height - head - block) / 2
             for i, n in enumerate(nodes):
                 n.x, n.y = 4 + col * COL_W, round(top + i * (NODE_H + GAP), 1)
         at = {n.key: n for n in kept}
@@ -104,7 +123,9 @@ class Graph:
                 x2, y2 = b.x, b.y + NODE_H / 2
                 mid = (x1 + x2) / 2
                 e.path = f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"
-                e.lx, e.ly = x2 - 22, y2 - 4  # by the arrow's end: labels of a fan of edges do not collide
+                # ending just before the arrow's end, above it: labels of a fan of edges do not collide, and a
+                # long one ("hands off to") runs back over its own edge, not into the node
+                e.lx, e.ly, e.anchor = x2 - 6, y2 - 4, "end"
             edges.append(e)
         self.edges = edges
         return self

@@ -2,11 +2,18 @@
 depth, parents) and its labels (``read.tree.label``), with the waterfall's bar geometry, the problems (errors,
 blocked guards, retries, fallbacks) and their ancestors to open on load, the critical path, find-in-trace
 matches, a zoom window and the minimap. Presentation only: every number comes from the views
-(``run_spans_for_run`` rows, read/sql/run_spans.sql)."""
+(``run_spans_for_run`` rows, read/sql/run_spans.sql).
+
+A big tree (more than ``WHOLE_TREE`` spans) is sent in part (``View.rows``): the part open on load (the first
+levels, within ``OPEN_ROWS`` rows, and the way to every problem, match and the selected span), each open node's
+children at most ``CHILD_PAGE`` at a time, the rest as ``Gap`` rows; a node whose children were not sent is
+``lazy``. ``children`` gives the rows of one node's children (or of a gap) on demand: the page's fragment
+URL (``…/tree?parent=KEY&from=&to=``), also a page of its own for reading without JavaScript. The minimap and
+the critical path are computed from every span all the same (a compact summary, not rows)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otel_agent.console.render import fmt_ms, fmt_usd
@@ -21,6 +28,15 @@ MAX_TREE = 10_000
 """The most spans a run's or trace's tree shows (``?limit=``, 500 by default); 10,000 stay usable
 (bench/console_trace.py measures the page)."""
 MINIMAP_ROWS = 240  # at most this many lines in the minimap: a big trace's rows are drawn in bands
+WHOLE_TREE = 1_500
+"""Up to this many spans a tree is sent whole (every row; expanding never asks the server: simplest, and
+~1.3 MB of HTML at most); past it, in part."""
+OPEN_ROWS = 300  # a partial tree opens whole levels on load while they add up to at most this many rows
+CHILD_PAGE = 100  # the children of one node sent at once (the rest: a gap row that fetches them)
+REVEAL_MAX = 200
+"""Problems (the worst first: errors and blocked guards, then fallbacks, then retries) and matches whose way a
+partial tree opens on load; the rest are marked when their rows arrive."""
+GAP_MIN = 3  # fewer spans than this between two sent ones are sent too (a gap row would be as big as they are)
 
 
 @dataclass
@@ -41,11 +57,35 @@ class Node:
     critical: bool = False  # on the critical path
     found: bool = False  # matches the find-in-trace text
     reveal: bool = False  # open on load: an ancestor of a problem, a match or the selected node
+    start: int = 0  # ns: where its bar starts and ends (a span in progress: ends at the last activity)
+    end: int = 0
+    running: bool = False  # in progress (announced by a pending span, not ended yet): an open bar
+    open: bool = False  # a partial tree's node sent open (its children, or gaps for them, follow it)
+    lazy: bool = False  # a partial tree's node whose children were not sent: fetched when opened
+    child_count: int = 0
+    labelled: bool = False
+    gap = False
 
     @property
     def anchor(self) -> str:
         """The row's element id (a problem or a match links to it)."""
         return "n-" + self.key.replace(":", "-")
+
+
+@dataclass
+class Gap:
+    """Children ``lo``..``hi`` (their indexes among ``parent_key``'s children, "" for the roots) not sent:
+    a row that fetches them."""
+
+    parent_key: str
+    depth: int
+    lo: int
+    hi: int
+    gap = True
+
+    @property
+    def count(self) -> int:
+        return self.hi - self.lo
 
 
 @dataclass
@@ -101,6 +141,7 @@ class Minimap:
     height: int
     lo: float
     hi: float
+    running: list[int] = field(default_factory=list)  # the lines (y) that hold a span in progress
 
 
 @dataclass
@@ -117,6 +158,14 @@ class View:
     problems: list[Node]
     found: list[Node]
     critical_ms: float = 0.0
+    rows: list[Node | Gap] = field(default_factory=list)
+    """What is sent: every node (``partial`` False), or the open part with gaps."""
+    partial: bool = False
+    kids: dict[str, list[Node]] = field(default_factory=dict)  # parent key ("" for the roots) → children
+    linked: set[str] = field(default_factory=set)
+    running: int = 0  # spans in progress
+
+    by_key: dict[str, Node] = field(default_factory=dict)
 
     @property
     def root_name(self) -> str | None:
@@ -132,7 +181,10 @@ def linked_keys(links: list[dict[str, Any]]) -> set[str]:
     return {node_key(lk["trace_id"], lk["span_id"]) for lk in links}
 
 
-def _label(node: Node) -> None:
+def _label(node: Node, linked: set[str]) -> None:
+    if node.labelled:
+        return
+    node.labelled = True
     r = node.row
     found = model.label(r, fmt_usd)
     node.kind, node.title, node.meta, node.marks = found.kind, found.title, found.details, found.marks
@@ -143,6 +195,25 @@ def _label(node: Node) -> None:
             node.record_href = RECORD_PAGES["artifact"] + str(r["artifact_id"])
         elif kind == "claim" and r.get("record_id"):
             node.record_href = RECORD_PAGES["claim"] + str(r["record_id"])
+    if node.key in linked:
+        node.marks.append(("link", "handoff link"))
+    if node.running:
+        node.marks.append(("running", "running"))
+
+
+def severity(n: Node) -> int:
+    """0 for an error or a blocked guard, 1 a fallback, 2 a retry (the order of the problems strip)."""
+    r = n.row
+    if r.get("is_error") or r.get("guard_outcome") == "blocked":
+        return 0
+    return 1 if r.get("fallback_count") else 2
+
+
+def _is_problem(r: dict[str, Any]) -> bool:
+    """What ``read.tree.label`` marks err, retry, fallback or blocked, without labelling the span."""
+    return bool(r.get("is_error") or r.get("retry_count") or r.get("fallback_count")) or (
+        r.get("guard_outcome") == "blocked"
+    )
 
 
 def _times(r: dict[str, Any], t0: int) -> tuple[int, int]:
@@ -161,34 +232,36 @@ def critical_path(nodes: list[Node], t0: int) -> float:
     roots = kids.get(None, [])
     if not roots:
         return 0.0
-    root = max(roots, key=lambda n: _times(n.row, t0)[1])
-    stack: list[tuple[Node, int]] = [(root, _times(root.row, t0)[1])]
+    root = max(roots, key=lambda n: n.end)
+    stack: list[tuple[Node, int]] = [(root, root.end)]
     while stack:
         node, limit = stack.pop()
         node.critical = True
-        start, end = _times(node.row, t0)
+        start, end = node.start, node.end
         t = min(end, limit)
-        for child in sorted(kids.get(node.key, []), key=lambda c: _times(c.row, t0)[1], reverse=True):
-            c_start, c_end = _times(child.row, t0)
+        for child in sorted(kids.get(node.key, []), key=lambda c: c.end, reverse=True):
+            c_start, c_end = child.start, child.end
             if c_end <= t or c_start < t:  # finished before the cursor, or running across it
                 stack.append((child, t))
                 t = c_start
             if t <= start:
                 break
-    s, e = _times(root.row, t0)
-    return (e - s) / 1e6
+    return (root.end - root.start) / 1e6
 
 
 def build(
     rows: list[dict[str, Any]], linked: set[str] | None = None, *, window: Window | None = None,
-    found: set[str] | None = None, selected: str | None = None,
+    found: set[str] | None = None, selected: str | None = None, running: set[str] | None = None,
+    whole: int = WHOLE_TREE,
 ) -> View:  # fmt: skip
-    """The tree of ``rows``: spans hang under their stored parent; the others are roots."""
-    linked, found, window = linked or set(), found or set(), window or Window()
+    """The tree of ``rows``: spans hang under their stored parent; the others are roots. ``running``: the keys
+    of spans in progress (drawn from their start to the last activity of the rows); past ``whole`` spans the
+    tree is sent in part (``View.rows``)."""
+    linked, found, window, running = linked or set(), found or set(), window or Window(), running or set()
     starts = [r["start_ns"] for r in rows if r.get("start_ns") is not None]
     ends = [r["end_ns"] for r in rows if r.get("end_ns") is not None]
     t0 = min(starts) if starts else 0
-    t1 = max([*ends, t0 + 1])
+    t1 = max([*ends, *starts, t0 + 1])  # the last activity: a span in progress has started, not ended
     w0 = t0 + int(window.lo * (t1 - t0))
     w1 = max(t0 + int(window.hi * (t1 - t0)), w0 + 1)
     scale = WIDTH / (w1 - w0)
@@ -196,45 +269,166 @@ def build(
     for span in model.build(rows):
         r = span.row
         node = Node(r, min(span.depth, MAX_INDENT), span.key, span.parent_key, has_children=span.has_children)
-        start, end = _times(r, t0)
-        x0 = max((start - w0) * scale, 0.0)
-        x1 = min((end - w0) * scale, float(WIDTH))
+        node.start, node.end = _times(r, t0)
+        if span.key in running or r.get("in_progress"):
+            node.running, node.end = True, max(t1, node.start)
+        x0 = max((node.start - w0) * scale, 0.0)
+        x1 = min((node.end - w0) * scale, float(WIDTH))
         if x1 < 0 or x0 > WIDTH:  # outside the zoom window: no bar
             node.x, node.w = 0.0, 0.0
         else:
             node.x, node.w = round(min(x0, WIDTH - 3.0), 2), round(max(x1 - x0, 3.0), 2)
-        _label(node)
-        if span.key in linked:
-            node.marks.append(("link", "handoff link"))
+        node.problem = _is_problem(r)
         node.found = span.key in found
         nodes.append(node)
     critical_ms = critical_path(nodes, t0)
     by_key = {n.key: n for n in nodes}
+    kids: dict[str, list[Node]] = {}
     for n in nodes:
-        if n.problem or n.found or n.key == selected:
-            parent = n.parent_key
-            while parent and parent in by_key and not by_key[parent].reveal:
-                by_key[parent].reveal = True
-                parent = by_key[parent].parent_key
-    return View(
+        kids.setdefault(n.parent_key or "", []).append(n)
+        n.child_count = 0
+    for key, children in kids.items():
+        if key in by_key:
+            by_key[key].child_count = len(children)
+    problems = sorted((n for n in nodes if n.problem), key=severity)  # stable: tree order within a severity
+    matches = [n for n in nodes if n.found]
+    partial = len(nodes) > whole
+    targets = [*problems[:REVEAL_MAX], *matches[:REVEAL_MAX]] if partial else [*problems, *matches]
+    targets += [by_key[selected]] if selected in by_key else []
+    for n in targets:
+        parent = n.parent_key
+        while parent and parent in by_key and not by_key[parent].reveal:
+            by_key[parent].reveal = True
+            parent = by_key[parent].parent_key
+    view = View(
         nodes, t0, t1, window, axis(w0, w1, offset_ns=w0 - t0), minimap(nodes, t0, t1, window),
-        [n for n in nodes if n.problem], [n for n in nodes if n.found], critical_ms,
+        problems, matches, critical_ms, kids=kids, linked=linked, partial=partial,
+        running=sum(1 for n in nodes if n.running), by_key=by_key,
     )  # fmt: skip
+    view.rows = _open_part(view, {n.key for n in targets}) if partial else list(nodes)
+    for n in [*view.rows, *problems, *matches]:
+        if not n.gap:
+            _label(n, linked)  # type: ignore[arg-type]
+    return view
+
+
+def _open_levels(view: View) -> set[str]:
+    """The nodes of the first levels to open on load: whole levels, while the rows they add stay within
+    ``OPEN_ROWS`` (the roots' level always)."""
+    opened: set[str] = set()
+    frontier = view.kids.get("", [])[:CHILD_PAGE]
+    shown = len(frontier)
+    first = True
+    while frontier:
+        parents = [n for n in frontier if n.key in view.kids]
+        add = sum(min(len(view.kids[n.key]), CHILD_PAGE) for n in parents)
+        if not first and shown + add > OPEN_ROWS:
+            break
+        first = False
+        opened.update(n.key for n in parents)
+        shown += add
+        frontier = [c for n in parents for c in view.kids[n.key][:CHILD_PAGE]]
+    return opened
+
+
+def _page(children: list[Node], parent_key: str, chosen: set[int]) -> list[Node | Gap]:
+    """``children`` in order, those not ``chosen`` (indexes) as gaps, one per run of them."""
+    out: list[Node | Gap] = []
+    i = 0
+    while i < len(children):
+        if i in chosen:
+            out.append(children[i])
+            i += 1
+            continue
+        j = i
+        while j < len(children) and j not in chosen:
+            j += 1
+        if j - i < GAP_MIN:
+            out += children[i:j]
+        else:
+            out.append(Gap(parent_key, children[i].depth, i, j))
+        i = j
+    return out
+
+
+def _open_part(view: View, targets: set[str]) -> list[Node | Gap]:
+    """The rows of a partial tree, in tree order: the first levels open, the way to each target open (its
+    ancestors open, showing the target and the other open ways among their children), gaps for the rest."""
+    opened = _open_levels(view)
+
+    def chosen(children: list[Node], first_page: bool) -> set[int]:
+        picked = set(range(min(len(children), CHILD_PAGE))) if first_page else set()
+        return picked | {i for i, c in enumerate(children) if c.reveal or c.key in targets}
+
+    out: list[Node | Gap] = []
+    roots = view.kids.get("", [])
+    stack: list[Node | Gap] = list(reversed(_page(roots, "", chosen(roots, True))))
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        if item.gap:
+            continue
+        n: Node = item  # type: ignore[assignment]
+        children = view.kids.get(n.key)
+        if not children:
+            continue
+        if n.key in opened or n.reveal:
+            n.open = True
+            stack.extend(reversed(_page(children, n.key, chosen(children, n.key in opened))))
+        else:
+            n.lazy = True
+    return out
+
+
+def children(view: View, parent_key: str, lo: int = 0, hi: int | None = None) -> list[Node | Gap]:
+    """The rows for ``parent_key``'s children ``lo``..``hi`` ("" : the roots), each closed (``lazy`` when it
+    has children), at most ``CHILD_PAGE`` of them and a gap for the rest."""
+    kids = view.kids.get(parent_key, [])
+    lo = max(0, lo)
+    hi = len(kids) if hi is None else max(lo, min(hi, len(kids)))
+    out: list[Node | Gap] = []
+    for i in range(lo, min(hi, lo + CHILD_PAGE)):
+        _label(kids[i], view.linked)
+        # a copy: the view (cached, shared with the page) keeps the flags it was sent with
+        out.append(replace(kids[i], open=False, lazy=kids[i].key in view.kids))
+    if hi > lo + CHILD_PAGE:
+        out.append(Gap(parent_key, kids[lo].depth, lo + CHILD_PAGE, hi))
+    return out
+
+
+def label(view: View, node: Node) -> None:
+    """Name ``node`` (kind, title, details, marks) if it was not yet (a partial tree labels the rows it sends)."""
+    _label(node, view.linked)
+
+
+def ancestors(view: View, key: str) -> list[Node]:
+    """``key``'s node's ancestors, the root first (for a subtree page's breadcrumb), labelled."""
+    chain: list[Node] = []
+    node = view.by_key.get(key)
+    while node is not None and node.parent_key and len(chain) < 1000:
+        node = view.by_key.get(node.parent_key)
+        if node is not None:
+            _label(node, view.linked)
+            chain.insert(0, node)
+    return chain
 
 
 def minimap(nodes: list[Node], t0: int, t1: int, window: Window) -> Minimap:
     """Every span as a line in tree order; past ``MINIMAP_ROWS`` spans, each line is a band of consecutive rows
-    drawn from its earliest start to its latest end (a problem in the band marks it)."""
+    drawn from its earliest start to its latest end (a problem in the band marks it; a span in progress, drawn
+    to the last activity, marks it running)."""
     scale = WIDTH / max(t1 - t0, 1)
     per = max(1, -(-len(nodes) // MINIMAP_ROWS))
     bars: list[tuple[float, int, float, bool]] = []
+    running: list[int] = []
     for y, i in enumerate(range(0, len(nodes), per)):
         band = nodes[i : i + per]
-        spans = [_times(n.row, t0) for n in band]
-        s, e = min(a for a, _ in spans), max(b for _, b in spans)
+        s, e = min(n.start for n in band), max(n.end for n in band)
         x = round((s - t0) * scale, 1)
         bars.append((x, y, round(max((e - s) * scale, 2.0), 1), any(n.problem for n in band)))
-    return Minimap(bars, max(len(bars), 1), round(window.lo * WIDTH, 1), round(window.hi * WIDTH, 1))
+        if any(n.running for n in band):
+            running.append(y)
+    return Minimap(bars, max(len(bars), 1), round(window.lo * WIDTH, 1), round(window.hi * WIDTH, 1), running)
 
 
 def axis(t0: int, t1: int, n: int = 5, offset_ns: int = 0) -> list[tuple[float, str]]:
@@ -244,4 +438,7 @@ def axis(t0: int, t1: int, n: int = 5, offset_ns: int = 0) -> list[tuple[float, 
     return [(round(100 * i / (n - 1), 2), fmt_ms(off + total_ms * i / (n - 1))) for i in range(n)]
 
 
-__all__ = ["MAX_TREE", "Minimap", "Node", "View", "Window", "axis", "build", "linked_keys", "node_key"]
+__all__ = [
+    "MAX_TREE", "WHOLE_TREE", "Gap", "Minimap", "Node", "View", "Window", "ancestors", "axis", "build", "children",
+    "label", "linked_keys", "node_key",
+]  # fmt: skip

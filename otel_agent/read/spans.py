@@ -80,6 +80,15 @@ class TraceDetail:
     spans: list[dict[str, Any]]
     links: list[dict[str, Any]]
     run_ids: list[str]
+    running: set[str] = field(default_factory=set)
+    """Keys (``trace:span``) of the spans in progress (``spans_in_progress``)."""
+
+
+def spans_in_progress(src: Source, run_id: str, trace_id: str | None = None) -> set[str]:
+    """Keys (``trace:span``) of the run's spans in progress (of ``trace_id`` only, unless None): a span announced
+    by a pending span that has not ended (docs/views-runs.md, "Runs in progress")."""
+    rows = src.rows("spans_in_progress", {"run_id": run_id, "trace_id": trace_id})
+    return {f"{r['trace_id']}:{r['span_id']}" for r in rows}
 
 
 def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
@@ -87,6 +96,7 @@ def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
     the run classified once, as its Run page does), after which only that run's queries may use the cursor."""
     rows: list[dict[str, Any]] = []
     columns: list[str] = []
+    running: set[str] = set()
     runs = trace_runs(src, trace_id)
     if len(runs) == 1:
         scope_run(src, runs[0])
@@ -94,13 +104,14 @@ def trace_detail(src: Source, trace_id: str, limit: int = 500) -> TraceDetail:
         placed_rows = run_spans(src, run_id, trace_id, limit + 1)
         columns = columns or placed_rows.columns
         rows += placed_rows.dicts()
+        running |= spans_in_progress(src, run_id, trace_id)
     placed = {r["span_id"] for r in rows}
     raw = src.rows("trace_raw_spans", {"trace_id": trace_id, "limit": limit + 1}, max_rows=limit + 1)
     # a span no run placed has the placed spans' fields too (unknown: None), so that every row reads alike
     rows += [dict.fromkeys(columns) | r for r in raw if r["span_id"] not in placed]
     rows.sort(key=lambda r: (r["start_ns"] or 0, -(r["end_ns"] or 0), r["span_id"]))
     links = src.rows("handoff_links", {"trace_ids": [trace_id]}) if rows else []
-    return TraceDetail(trace_id, rows, links, sorted({r["run_id"] for r in rows if r.get("run_id")}))
+    return TraceDetail(trace_id, rows, links, sorted({r["run_id"] for r in rows if r.get("run_id")}), running)
 
 
 def find_spans(src: Source, key: str, value: str | None, limit: int = 50) -> Table:

@@ -4,18 +4,22 @@
 "use strict";
 
 (function () {
-  function rowsOf(tree) { return Array.prototype.slice.call(tree.querySelectorAll("tr.node")); }
-  function visible(r) { return !r.classList.contains("hidden"); }
+  function rowsOf(tree) { return Array.prototype.slice.call(tree.querySelectorAll("tr.node, tr.gap")); }
+  function visible(r) { return r.classList.contains("node") && !r.classList.contains("hidden"); }
 
   function setupTree(tree) {
-    var rows = rowsOf(tree);
-    var byKey = {};
-    var kids = {};
-    rows.forEach(function (r) {
-      byKey[r.dataset.key] = r;
-      var p = r.dataset.parent || "";
-      (kids[p] = kids[p] || []).push(r);
-    });
+    var rows, byKey, kids;
+    function index() {  // again when rows of a tree sent in part arrive (tree.adopt)
+      rows = rowsOf(tree);
+      byKey = {};
+      kids = {};
+      rows.forEach(function (r) {
+        if (r.dataset.key) { byKey[r.dataset.key] = r; }
+        var p = r.dataset.parent || "";
+        (kids[p] = kids[p] || []).push(r);
+      });
+    }
+    index();
     function setOpen(row, open) {
       var b = row.querySelector(".toggle");
       if (b) { b.setAttribute("aria-expanded", open ? "true" : "false"); b.textContent = open ? "\u25BE" : "\u25B8"; }
@@ -54,6 +58,15 @@
       row.focus();
     }
     tree.focusRow = focusRow;
+    tree.openRow = function (row) { setOpen(row, true); showChildren(row.dataset.key, true); };
+    tree.adopt = function (added) {  // rows just inserted (closed, not yet focusable)
+      index();
+      added.forEach(function (r) {
+        setOpen(r, false);
+        r.tabIndex = -1;
+        r.setAttribute("aria-level", String(parseInt(r.dataset.depth, 10) + 1));
+      });
+    };
 
     tree.addEventListener("click", function (ev) {
       var toggle = ev.target.closest(".toggle");
@@ -508,5 +521,94 @@
     if (runs) { setupLiveRuns(runs); }
     var run = document.querySelector("[data-live]:not(#runs-live)");
     if (run) { setupLiveRun(run); }
+  });
+})();
+
+// ---- Trees sent in part (issue 35: a 10,000-span trace stays usable) ----
+// A big tree arrives with its open part only: a closed node whose children were not sent has data-lazy (its
+// "N inside" link is the subtree's page), and the children an open node did not send are a row.gap (its link
+// likewise). Opening either asks the server for those rows (?fragment=1: server-rendered, escaped rows of the
+// same page code) and moves them into the tree; nothing is built from data here.
+(function () {
+  function fetchRows(url) {
+    var sep = url.indexOf("?") < 0 ? "?" : "&";
+    return fetch(url + sep + "fragment=1", { credentials: "same-origin", headers: { "Accept": "text/html" } })
+      .then(function (resp) { if (!resp.ok) { throw new Error(resp.status); } return resp.text(); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        return Array.prototype.slice.call(doc.querySelectorAll("tbody > tr"));
+      });
+  }
+
+  function insertAfter(anchor, rows) {
+    var at = anchor;
+    rows.forEach(function (r) {
+      var node = document.importNode(r, true);
+      at.parentNode.insertBefore(node, at.nextSibling);
+      at = node;
+    });
+  }
+
+  function loadChildren(tree, row) {  // a lazy node: its children go right after it, then it opens
+    if (row.dataset.loading) { return; }
+    var link = row.querySelector("a.more-spans");
+    if (!link) { return; }
+    row.dataset.loading = "1";
+    row.setAttribute("aria-busy", "true");
+    fetchRows(link.getAttribute("href")).then(function (rows) {
+      insertAfter(row, rows);
+      var added = [];
+      for (var r = row.nextElementSibling, i = 0; r && i < rows.length; r = r.nextElementSibling, i++) { added.push(r); }
+      delete row.dataset.lazy;
+      link.remove();
+      tree.adopt(added);
+      tree.openRow(row);
+    }).catch(function () { window.location = link.href; })
+      .then(function () { delete row.dataset.loading; row.removeAttribute("aria-busy"); });
+  }
+
+  function loadGap(tree, gap) {  // a gap: the rows it stands for take its place
+    if (gap.dataset.loading) { return; }
+    var link = gap.querySelector("a.more-spans");
+    gap.dataset.loading = "1";
+    fetchRows(link.getAttribute("href")).then(function (rows) {
+      insertAfter(gap, rows);
+      var added = [];
+      for (var r = gap.nextElementSibling, i = 0; r && i < rows.length; r = r.nextElementSibling, i++) { added.push(r); }
+      gap.remove();
+      tree.adopt(added);
+      var first = added.filter(function (r) { return r.classList.contains("node"); })[0];
+      if (first && tree.focusRow && document.activeElement && tree.contains(document.activeElement)) { tree.focusRow(first); }
+    }).catch(function () { window.location = link.href; });
+  }
+
+  function setup(tree) {
+    if (!tree.adopt) { return; }
+    tree.addEventListener("click", function (ev) {
+      var gap = ev.target.closest("tr.gap");
+      if (gap && ev.target.closest("a.more-spans")) { ev.preventDefault(); ev.stopPropagation(); loadGap(tree, gap); return; }
+      var row = ev.target.closest("tr.node[data-lazy]");
+      if (row && (ev.target.closest(".toggle") || ev.target.closest("a.more-spans"))) {
+        ev.preventDefault();
+        ev.stopPropagation();
+        loadChildren(tree, row);
+      }
+    }, true);
+    tree.addEventListener("keydown", function (ev) {
+      var here = ev.target.closest && ev.target.closest("tr.node");
+      if (!here || ev.altKey || ev.ctrlKey || ev.metaKey) { return; }
+      var next = here.nextElementSibling;
+      if ((ev.key === "ArrowDown" || ev.key === "j") && next && next.classList.contains("gap") &&
+          !next.classList.contains("hidden")) {  // the keyboard reaches the spans a gap stands for
+        ev.preventDefault(); ev.stopPropagation(); loadGap(tree, next); return;
+      }
+      if (here.dataset.lazy && (ev.key === "ArrowRight" || ev.key === "l")) {
+        ev.preventDefault(); ev.stopPropagation(); loadChildren(tree, here);
+      }
+    }, true);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("table.tree").forEach(setup);
   });
 })();
