@@ -14,6 +14,10 @@ fake model server (the calls made):
 - an agent whose tool answers;
 - an agent whose tool raises (BeeAI turns it into a ToolError, tells the model, and the run succeeds).
 Both in a conversation set the OpenInference way (``using_session``).
+
+Failure class found: the instrumentation writes the agent's emitter events as zero-length spans of the agent's
+kind under it (`final_answer`, AGENT), which counted as a nested agent, a step; a zero-length agent span right
+inside an agent span is now no step (docs/views-runs.md).
 """
 
 from __future__ import annotations
@@ -136,7 +140,7 @@ def test_beeai_agents(scenario: tuple[Any, dict[str, Any]]) -> None:
     runs = dict_rows(
         receiver,
         "SELECT agent_name, session_id, convention, status, provider_calls, tool_invocations, input_tokens, "
-        "output_tokens, errors FROM runs ORDER BY start_time",
+        "output_tokens, errors, steps FROM runs ORDER BY start_time",
     )
     # the spans of both runs arrived twice: each run, call and tool once
     assert [r["agent_name"] for r in runs] == list(agents)
@@ -149,6 +153,9 @@ def test_beeai_agents(scenario: tuple[Any, dict[str, Any]]) -> None:
         # BeeAI's steps are its tool calls, the final answer included
         assert run["tool_invocations"] == len(expected["tools"]), run["agent_name"]
         assert run["errors"] == len(expected["tool_errors"]), run["agent_name"]
+        # no sub-agent ran: the instrumentation's zero-length AGENT span for the agent's `final_answer` event is no
+        # step (class: an event written as a span of its parent's kind is not work)
+        assert run["steps"] == 0, run["agent_name"]
     assert sum(r["provider_calls"] for r in runs) == truth["_calls"]["count"]
     tools = dict_rows(receiver, "SELECT tool_name, is_error FROM tool_invocations ORDER BY start_time")
     assert tools == [

@@ -523,7 +523,13 @@ SELECT
     scope_name,
     convention,
     record_kind,
-    CASE WHEN base_category = 'agent' THEN (CASE WHEN parent_found THEN 'step' ELSE 'flow_run' END)
+    -- a zero-length agent span right inside an agent span is an event of that agent written as a span (BeeAI's
+    -- OpenInference instrumentation writes the agent's emitter events so, with its kind: `final_answer`), not a
+    -- step: nothing takes no time (issue 32). A span in progress (a pending span standing for it) is not ended yet
+    CASE WHEN base_category = 'agent' THEN (CASE WHEN NOT parent_found THEN 'flow_run'
+                                                 WHEN parent_base_category = 'agent' AND duration_ns = 0
+                                                      AND NOT in_progress THEN 'other'
+                                                 ELSE 'step' END)
          ELSE base_category END AS category,
     coalesce(op_name, llm_request_type, lower(oi_kind)) AS operation,
     coalesce(own_run_id, parent_run_id, trace_run_id, trace_id) AS run_id,
