@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from opentelemetry import context
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -119,9 +120,12 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, di
             provider = TracerProvider()
             provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=forwarder.url + "/v1/traces")))
             instrumentor.instrument(tracer_provider=provider)
+            # from an empty context: a span another test in this process left current must not parent the runs
+            token = context.attach(context.Context())
             try:
                 truth = asyncio.run(run_agents(fake.base_url))
             finally:
+                context.detach(token)
                 instrumentor.uninstrument()
                 provider.shutdown()
             assert forwarder.forwarded > 0
