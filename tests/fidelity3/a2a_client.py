@@ -20,7 +20,7 @@ from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 AGENT_NAME = "trip_planner"
 REQUESTS = ("Forecast for Paris?", "Book a hotel in Paris", "Plan a trip to Paris")
@@ -59,7 +59,7 @@ async def agent(agent_url: str, provider: TracerProvider) -> dict[str, Any]:
 def main() -> None:
     agent_url, url = sys.argv[1], sys.argv[2]
     provider = TracerProvider(resource=Resource.create({"service.name": "a2a-trip-client"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))  # flushed at shutdown
     trace.set_tracer_provider(provider)
     from splunk_ao_a2a import A2AInstrumentor
 

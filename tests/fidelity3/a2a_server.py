@@ -20,7 +20,7 @@ from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 AGENT_NAME = "travel_agent"
 
@@ -84,7 +84,7 @@ async def serve(port: int) -> None:
 def main() -> None:
     port, url = int(sys.argv[1]), sys.argv[2]
     provider = TracerProvider(resource=Resource.create({"service.name": "a2a-travel-server"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url)))  # flushed at shutdown
     trace.set_tracer_provider(provider)  # a2a-sdk's own spans use the global provider
     from splunk_ao_a2a import A2AInstrumentor
 
