@@ -15,10 +15,14 @@ CREATE OR REPLACE MACRO receipt_ts(x) AS strftime(x::TIMESTAMP, '%Y-%m-%dT%H:%M:
 --
 -- Third-party spans map onto the same transitions (source 'a2a' or 'handoff_span'; ours are 'otel_agent'):
 --   A2A spans with a2a.task.id and a2a.task.state (operation and handoff id = the task id): the task's first
---     span is its delegation; its first span in a state past submitted its acceptance (a rejection is an
---     answer too: acknowledged, then failed);
+--     span is its delegation (at its start); its acceptance (at its start) is the first span in a state past
+--     submitted (a rejection is an answer too: acknowledged, then failed) of a service other than the
+--     delegating span's when there is one — the remote agent's own record: a delegator does not accept its own
+--     delegation — else the first such span (the caller's record of the answer);
 --     working → progress, input-required / auth-required → waiting (waiting_for 'input' / 'auth'),
---     completed → completed, failed / canceled / rejected → outcome_failed (reason = the state).
+--     completed → completed, failed / canceled / rejected → outcome_failed (reason = the state), at the span's
+--     end: a span's a2a.task.state is the last state it saw (instrumentations set it as the answer comes, on
+--     a span that started with the request).
 --   Framework handoff spans (OpenInference TOOL spans named 'handoff to X', OpenLLMetry traceloop.span.kind =
 --     handoff, gen_ai.operation.name handoff / transfer), operation 'handoff:<trace>:<span>': delegated at the
 --     span's start (target = the agent handed to); at its end (in process, the end is the acknowledgement)
@@ -85,6 +89,9 @@ third_party AS (
 a2a AS (
     SELECT t[1] AS task_id,
            replace(regexp_replace(lower(t[2]), '^task_state_', ''), '_', '-') AS state,
+           -- the delegating agent's service: that of the task's first span
+           first_value(service_name) OVER (PARTITION BY t[1] ORDER BY start_time, trace_id, span_id)
+               AS delegator_service,
            * EXCLUDE (t)
     FROM third_party
     WHERE t[1] IS NOT NULL AND t[2] IS NOT NULL AND t[8] IS NULL
@@ -99,7 +106,9 @@ a2a_rows AS (
                EXCLUDE (task_id, state, start_time)
     FROM a2a
     WHERE state <> 'submitted'
-    QUALIFY row_number() OVER (PARTITION BY task_id ORDER BY start_time, trace_id, span_id) = 1
+    QUALIFY row_number() OVER (PARTITION BY task_id
+                               ORDER BY service_name IS NOT DISTINCT FROM delegator_service, start_time, trace_id,
+                                        span_id) = 1
     UNION ALL BY NAME
     SELECT task_id,
            CASE state
@@ -111,7 +120,7 @@ a2a_rows AS (
            END AS transition,
            CASE WHEN state IN ('failed', 'canceled', 'rejected') THEN state END AS reason,
            CASE state WHEN 'input-required' THEN 'input' WHEN 'auth-required' THEN 'auth' END AS waiting_for,
-           start_time AS time,
+           end_time AS time,
            * EXCLUDE (task_id, state, start_time)
     FROM a2a
     WHERE state IN ('working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected')

@@ -57,6 +57,15 @@ CREATE OR REPLACE MACRO oa_error_type_of_message(m) AS
     -- nullif, not oa_text: each use of a macro argument is expanded again (one regular expression, not two)
     coalesce(nullif(regexp_extract(m, '^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*[(:]', 1), ''), nullif(left(trim(m), 128), ''));
 
+-- An exception type that signals control flow, not a failure (issue 32): the end of an iterator or generator, an
+-- empty or shut-down queue. Libraries that trace every function record them as they pass (a2a-sdk 0.3's
+-- a2a.utils.telemetry sets its event queue's dequeue span in error with 'QueueEmpty: Queue is closed.' when a
+-- request's queue closes; a2a-sdk 1.x no longer does for its QueueShutDown). Matched on the type's last name (asyncio.QueueEmpty is
+-- 'asyncio.queues.QueueEmpty'), and queue.Empty by its module ('_queue.Empty'): 'Empty' alone is too common a name.
+CREATE OR REPLACE MACRO oa_control_flow_exception(t) AS
+    coalesce(regexp_matches(t, '(^|\.)(StopIteration|StopAsyncIteration|GeneratorExit|QueueEmpty|QueueShutDown)$')
+             OR t IN ('queue.Empty', '_queue.Empty'), false);
+
 -- gen_ai.guardrail.verdict.type as a guard outcome: a denying verdict is 'blocked', an allowing one 'passed',
 -- anything else is kept as given (lower case). The conventions forbid inferring a verdict: none is invented.
 CREATE OR REPLACE MACRO oa_guardrail_outcome(v) AS

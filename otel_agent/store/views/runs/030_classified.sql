@@ -381,14 +381,16 @@ nested_usage AS (
 -- Where a failure began (issue 32): a span in error is not the origin of its failure when any span below it, at any
 -- depth, failed — is in error, or carries an `exception` span event (a framework's agent span often ends with status
 -- OK and the exception of the call it ran recorded, while the root above it is in error again): the failure
--- propagated up through it. Walked up from each such span (few: no failure, no walk) through its ancestors.
+-- propagated up through it. Walked up from each such span (few: no failure, no walk) through its ancestors. A
+-- control-flow exception (oa_control_flow_exception) is no failure, in error or not.
 failed_below(trace_id, span_id, depth) AS (
     SELECT DISTINCT c.trace_id, c.parent_span_id, 0
     FROM c
     LEFT JOIN exceptions AS x ON x.trace_id = c.trace_id AND x.span_id = c.span_id
     WHERE c.parent_span_id IS NOT NULL
-      AND (c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false)
-           OR coalesce(x.has_exception_event, false))
+      AND (c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false)
+           OR ((c.status_code = 'ERROR' OR coalesce(x.has_exception_event, false))
+               AND NOT oa_control_flow_exception(x.exception_type)))
     UNION
     SELECT f.trace_id, p.parent_span_id, f.depth + 1
     FROM failed_below AS f
@@ -486,9 +488,11 @@ j AS (
         x.exception_type,
         x.exception_message,
         coalesce(x.from_log, false) AS failed_by_log,
-        -- in error: its status, error.type, or a gen_ai.client.operation.exception record (written once here);
-        -- an MCP client's tools/call also when the server's span of the call is (answered_in_error)
-        c.status_code = 'ERROR' OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false)
+        -- in error: its status (unless for a control-flow exception: oa_control_flow_exception), error.type, or a
+        -- gen_ai.client.operation.exception record (written once here); an MCP client's tools/call also when the
+        -- server's span of the call is (answered_in_error)
+        (c.status_code = 'ERROR' AND NOT oa_control_flow_exception(x.exception_type))
+            OR c.attr_error_type IS NOT NULL OR coalesce(x.from_log, false)
             OR ae.span_id IS NOT NULL AS in_error,
         ae.error_type AS answered_error_type,
         coalesce(ae.typed, false) AS answered_typed,
@@ -519,7 +523,13 @@ SELECT
     scope_name,
     convention,
     record_kind,
-    CASE WHEN base_category = 'agent' THEN (CASE WHEN parent_found THEN 'step' ELSE 'flow_run' END)
+    -- a zero-length agent span right inside an agent span is an event of that agent written as a span (BeeAI's
+    -- OpenInference instrumentation writes the agent's emitter events so, with its kind: `final_answer`), not a
+    -- step: nothing takes no time (issue 32). A span in progress (a pending span standing for it) is not ended yet
+    CASE WHEN base_category = 'agent' THEN (CASE WHEN NOT parent_found THEN 'flow_run'
+                                                 WHEN parent_base_category = 'agent' AND duration_ns = 0
+                                                      AND NOT in_progress THEN 'other'
+                                                 ELSE 'step' END)
          ELSE base_category END AS category,
     coalesce(op_name, llm_request_type, lower(oi_kind)) AS operation,
     coalesce(own_run_id, parent_run_id, trace_run_id, trace_id) AS run_id,
@@ -615,7 +625,7 @@ SELECT
     handoff_from,
     -- error.type; else the exception's type (span event, then gen_ai.client.operation.exception log record);
     -- else an MCP answer's error type (answered_in_error); else the type a status message starts with; else _OTHER
-    coalesce(attr_error_type, CASE WHEN status_code = 'ERROR' OR failed_by_log
+    coalesce(attr_error_type, CASE WHEN (status_code = 'ERROR' AND in_error) OR failed_by_log
         THEN coalesce(exception_type, answered_error_type, oa_error_type_of_message(status_message), '_OTHER')
         ELSE answered_error_type END) AS error_type,
     in_error AS is_error,
