@@ -10,6 +10,7 @@ Three runs, ground truth from agno's own RunOutput (metrics, tool executions, to
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Iterator
 from typing import Any
 
@@ -61,32 +62,39 @@ def test_agno_agents_and_team(make_receiver: Any, fake_openai: FakeStreamingOpen
             """A forecast that fails."""
             raise ValueError(f"no forecast for {city}")
 
-        truth: dict[str, dict[str, Any]] = {}
-        ok = Agent(name="weather_agent", model=model(), tools=[get_weather]).run("Weather?", session_id="s-ok")
-        truth["weather_agent"] = {"usage": usage(ok), "tools": len(ok.tools), "tool_errors": 0, "calls": 2}
-        bad = Agent(name="forecast_agent", model=model(), tools=[forecast]).run("Forecast?", session_id="s-bad")
-        truth["forecast_agent"] = {
-            "usage": usage(bad),
-            "tools": len(bad.tools),
-            "tool_errors": sum(bool(t.tool_call_error) for t in bad.tools),
-            "calls": 2,
-        }
-        team = Team(
-            name="support_team",
-            model=model(),
-            members=[Agent(name="billing_member", model=model(), tools=[get_weather])],
-        )
-        led = team.run("Weather in Paris?", session_id="s-team")
-        members = led.member_responses
-        assert len(members) == 1
-        member_in, member_out = usage(members[0])
-        truth["support_team"] = {
-            "usage": (led.metrics.input_tokens + member_in, led.metrics.output_tokens + member_out),
-            "tools": len(led.tools) + len(members[0].tools),  # the delegation is a tool call of the leader's
-            "tool_errors": 0,
-            "calls": 4,
-            "steps": 1,  # the member agent, nested
-        }
+        def scenario() -> dict[str, dict[str, Any]]:
+            truth: dict[str, dict[str, Any]] = {}
+            ok = Agent(name="weather_agent", model=model(), tools=[get_weather]).run("Weather?", session_id="s-ok")
+            truth["weather_agent"] = {"usage": usage(ok), "tools": len(ok.tools), "tool_errors": 0, "calls": 2}
+            bad = Agent(name="forecast_agent", model=model(), tools=[forecast]).run("Forecast?", session_id="s-bad")
+            truth["forecast_agent"] = {
+                "usage": usage(bad),
+                "tools": len(bad.tools),
+                "tool_errors": sum(bool(t.tool_call_error) for t in bad.tools),
+                "calls": 2,
+            }
+            team = Team(
+                name="support_team",
+                model=model(),
+                members=[Agent(name="billing_member", model=model(), tools=[get_weather])],
+            )
+            led = team.run("Weather in Paris?", session_id="s-team")
+            members = led.member_responses
+            assert len(members) == 1
+            member_in, member_out = usage(members[0])
+            truth["support_team"] = {
+                "usage": (led.metrics.input_tokens + member_in, led.metrics.output_tokens + member_out),
+                "tools": len(led.tools) + len(members[0].tools),  # the delegation is a tool call of the leader's
+                "tool_errors": 0,
+                "calls": 4,
+                "steps": 1,  # the member agent, nested
+            }
+            return truth
+
+        # in a context of its own: agno's instrumentation leaves its team span current when the team run ends,
+        # and spans started later in this process (the next test module on this xdist worker) would join its
+        # trace
+        truth = contextvars.Context().run(scenario)
     finally:
         instrumentor.uninstrument()
         provider.shutdown()
