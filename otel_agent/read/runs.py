@@ -34,19 +34,21 @@ class RunFilter:
     agent: str | None = None
     min_cost: float | None = None
     only_errors: bool | None = None
+    run_id: str | None = None
+    """One run by its id, exactly (the console's live run page asks for its own row: no text search)."""
 
     def params(self) -> dict[str, Any]:
         return {
             "status": self.status, "service": self.service, "text": self.text, "t0": self.t0, "t1": self.t1,
-            "agent": self.agent, "min_cost": self.min_cost, "only_errors": self.only_errors,
+            "agent": self.agent, "min_cost": self.min_cost, "only_errors": self.only_errors, "run": self.run_id,
         }  # fmt: skip
 
 
 _MACRO_ARGS = {
     "want_status": "$status", "want_service": "$service", "want_text": "$text", "t0": "$t0", "t1": "$t1",
-    "want_agent": "$agent", "min_cost": "$min_cost", "only_errors": "$only_errors",
+    "want_agent": "$agent", "min_cost": "$min_cost", "only_errors": "$only_errors", "want_run": "$run",
 }  # fmt: skip
-_CALL = "runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors)"
+_CALL = "runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors, $run)"
 
 
 def _unscoped(name: str) -> str:

@@ -179,6 +179,13 @@ def test_the_live_part_is_the_page_s_own_rows(receiver: Receiver, provider: Trac
     assert rows == re.findall(r'<tr data-run-id="([^"]+)"', whole)
     assert "fragment=" not in " ".join(re.findall(r'href="([^"]*)"', part.text))
     assert re.search(r'<span class="live-bar" data-live-bar="runs" hidden>', whole)
+    # a running run's page asks for its own row by id (?run=): exactly that run, where ?q= matches a substring
+    a_run(provider, "run_fragment_2")
+    wait_until(lambda: "run_fragment_2" in requests.get(url + "/", timeout=30).text, "the second run listed")
+    by_text = re.findall(r'<tr data-run-id="([^"]+)"', requests.get(url + "/?q=run_fragment", timeout=30).text)
+    assert {"run_fragment", "run_fragment_2"} <= set(by_text)
+    by_id = requests.get(url + "/?run=run_fragment&fragment=live", timeout=30).text
+    assert re.findall(r'<tr data-run-id="([^"]+)"', by_id) == ["run_fragment"]
 
 
 def test_firing_alerts_mark_their_runs_and_handoffs_only(

@@ -43,6 +43,7 @@ async def runs_page(request: Request, console: Any, viewer: Viewer) -> Response:
         text=text_arg(request, "q"),
         t0=time_arg(request, "from"),
         t1=time_arg(request, "to"),
+        run_id=text_arg(request, "run"),
     )
 
     def load(q: Any) -> RunsPage:

@@ -487,7 +487,7 @@
     };
     var seconds = Math.max(1, parseInt(root.dataset.liveSeconds, 10) || 5);
     liveLoop(bar, head, seconds, function (held) {
-      var params = new URLSearchParams({ q: runId, fragment: "live", limit: "200" });
+      var params = new URLSearchParams({ run: runId, fragment: "live" });  // its row, by id: no text search
       return fetchPage("/?" + params.toString()).then(function (list) {
         var row = Array.prototype.slice.call(list.querySelectorAll("tr[data-run-id]")).filter(function (tr) {
           return tr.dataset.runId === runId;

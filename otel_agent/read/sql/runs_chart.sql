@@ -3,7 +3,7 @@
 -- About 24 buckets over the filtered time span; $t0/$t1 NULL: all time.
 WITH r AS MATERIALIZED (
     SELECT start_time, cost_usd, status, errors
-    FROM runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors)
+    FROM runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors, $run)
 ),
 span AS (
     SELECT min(epoch_us(start_time)) AS lo, greatest((max(epoch_us(start_time)) - min(epoch_us(start_time))) // 24, 1000000) AS w

@@ -7,7 +7,7 @@
 SELECT run_id, workflow_name, agent_name, service_name, status, error_type, trace_id, start_time, duration_ms,
        steps, provider_calls, tool_invocations, input_tokens, output_tokens, cost_usd, unpriced_calls, errors,
        guard_blocks, budget_exceeded, handoffs, span_count, last_activity_time, current_step
-FROM runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors)
+FROM runs_matching($status, $service, $text, $t0, $t1, $agent, $min_cost, $only_errors, $run)
 ORDER BY
     CASE WHEN $desc THEN (CASE $sort WHEN 'duration' THEN duration_ms WHEN 'cost' THEN cost_usd
         WHEN 'calls' THEN provider_calls WHEN 'tokens' THEN coalesce(input_tokens, 0) + coalesce(output_tokens, 0)
