@@ -42,6 +42,11 @@ def at(spans: list[dict[str, Any]], seconds_ago: float) -> list[dict[str, Any]]:
     return [{**s, "start": s["start"] + shift, "end": s["end"] + shift} for s in spans]
 
 
+def timeline(receiver: Any, run_id: str) -> list[tuple[str, str]]:
+    sql = "SELECT event, subject FROM run_timeline_for_run(?) ORDER BY seq"
+    return [tuple(r) for r in receiver.con.execute(sql, [run_id]).fetchall()]
+
+
 def test_our_run_is_listed_running_with_its_step_before_its_span_ends(make_receiver: Any) -> None:
     receiver = make_receiver()
     provider = TracerProvider(resource=Resource.create({"service.name": "researcher"}))
@@ -57,6 +62,7 @@ def test_our_run_is_listed_running_with_its_step_before_its_span_ends(make_recei
             stored = receiver.con.execute(
                 "SELECT count(*) FROM spans WHERE attributes->>'logfire.span_type' = 'pending_span'"
             ).fetchall()[0][0]
+            timeline_during = timeline(receiver, run.run_id)
     after = runs_now(receiver)[run.run_id]
     provider.shutdown()
 
@@ -73,6 +79,12 @@ def test_our_run_is_listed_running_with_its_step_before_its_span_ends(make_recei
     assert after["end_time"] >= after["last_activity_time"] >= during["last_activity_time"]
     # the announcements are not spans of the run: the run span and its two steps
     assert after["span_count"] == 3
+    # the timeline says no outcome for what has not ended: the run and step search started, plan succeeded
+    assert timeline_during == [
+        ("run.started", "deep_research"), ("step.started", "plan"), ("step.succeeded", "plan"),
+        ("step.started", "search"),
+    ]  # fmt: skip
+    assert timeline(receiver, run.run_id)[-2:] == [("step.succeeded", "search"), ("run.succeeded", "deep_research")]
 
 
 def test_a_third_partys_pending_root_makes_a_running_run_until_the_root_arrives(make_receiver: Any) -> None:

@@ -1,8 +1,8 @@
 -- The timeline of a run's spans, one rule for both timelines: run_timeline (below) and the business timeline
 -- (business_timeline_for_run, evidence/110_workflow_manifest.sql, which adds the evidence records' events).
 -- Event names follow seed 000 where it names them (step.started, step.succeeded, proxy_fallback, guard.blocked):
---   run.started / run.succeeded / run.failed        (the run span)
---   step.started / step.succeeded / step.failed     (step spans)
+--   run.started / run.succeeded / run.failed        (the run span; no outcome while it is in progress)
+--   step.started / step.succeeded / step.failed     (step spans; likewise)
 --   guard.<outcome>, verifier.<outcome>             (guard / verifier results; run_timeline keeps guard.blocked
 --                                                    and verifier.failed)
 --   proxy_fallback                                  (otel_agent.fallback events on provider calls)
@@ -45,7 +45,7 @@ SELECT run_id, end_time AS time, 9.0 AS ord, CASE WHEN is_error THEN 'run.failed
        coalesce(workflow_name, agent_name, span_name) AS subject,
        CASE WHEN is_error THEN 'failed' ELSE 'succeeded' END AS outcome, error_type AS reason, error_type AS brief,
        step_id, trace_id, span_id
-FROM cs WHERE category = 'flow_run'
+FROM cs WHERE category = 'flow_run' AND NOT coalesce(in_progress, false)  -- announced, not ended: no outcome yet
 UNION ALL BY NAME
 SELECT run_id, start_time AS time, 1.0 AS ord, 'step.started' AS event, step_name AS subject, iteration,
        step_id, trace_id, span_id
@@ -55,7 +55,7 @@ SELECT run_id, end_time AS time, 8.0 AS ord,
        CASE WHEN is_error THEN 'step.failed' ELSE 'step.succeeded' END AS event, step_name AS subject,
        CASE WHEN is_error THEN 'failed' ELSE 'succeeded' END AS outcome, error_type AS reason, error_type AS brief,
        iteration, step_id, trace_id, span_id
-FROM cs WHERE category = 'step'
+FROM cs WHERE category = 'step' AND NOT coalesce(in_progress, false)
 UNION ALL BY NAME
 -- gate results: which layer (the guard's stage), accepted or blocked, and why
 SELECT run_id, end_time AS time, 5.0 AS ord, 'guard.' || coalesce(guard_outcome, 'result') AS event,
