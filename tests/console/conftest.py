@@ -4,6 +4,7 @@ session, driven by Playwright. Screenshots go to the session's tmp dir (and to $
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from otel_agent.main import serving
 from otel_agent.server.receiver import Receiver
 from otel_agent.store.database import store_cursor
 from tests.demo.conftest import otlp_demo  # noqa: F401  (the demo store, built once per session)
-from tests.otlp_builders import T0, span_request
+from tests.otlp_builders import T0, post_traces, span_request
 
 CHROMIUM = "/usr/bin/chromium"
 TOKENS = {
@@ -149,3 +150,19 @@ def page_as(browser: Any, live: Live) -> Iterator[Any]:
     yield open_as
     for ctx in contexts:
         ctx.close()
+
+
+@contextlib.contextmanager
+def own_receiver(root: Path, db_name: str, *bodies: bytes) -> Iterator[str]:
+    """A receiver of its own (no tokens, loopback, decoding in process) that has stored ``bodies`` (OTLP/HTTP
+    trace requests); yields its HTTP address and stops it after."""
+    config = ReceiverConfig.resolve(
+        db=str(root / db_name), grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", decode_workers=0
+    )
+    receiver = serving(config).start()
+    try:
+        for body in bodies:
+            assert post_traces(receiver.http_address, body, timeout=60).status_code == 200
+        yield receiver.http_address
+    finally:
+        receiver.stop()

@@ -14,10 +14,8 @@ from typing import Any
 
 import pytest
 
-from otel_agent.config import ReceiverConfig
-from otel_agent.main import serving
-from tests.console.conftest import Live, save_shot
-from tests.otlp_builders import T0, kvs, post_traces, span_request
+from tests.console.conftest import Live, own_receiver, save_shot
+from tests.otlp_builders import T0, kvs, span_request
 
 RUN = "run_demo_deep_research"
 XSS_TEXT = "<img src=x onerror=window.__xss=7>"
@@ -310,16 +308,8 @@ def _big_request() -> bytes:
 def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A receiver of its own (no tokens, loopback) with the two traces above."""
     root = tmp_path_factory.mktemp("console_explorer")
-    config = ReceiverConfig.resolve(
-        db=str(root / "explorer.duckdb"), grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", decode_workers=0
-    )
-    receiver = serving(config).start()
-    try:
-        for body in (_messages_request(), _big_request()):
-            assert post_traces(receiver.http_address, body, timeout=60).status_code == 200
-        yield receiver.http_address
-    finally:
-        receiver.stop()
+    with own_receiver(root, "explorer.duckdb", _messages_request(), _big_request()) as url:
+        yield url
 
 
 @pytest.fixture

@@ -19,11 +19,9 @@ from typing import Any
 import pytest
 import requests
 
-from otel_agent.config import ReceiverConfig
 from otel_agent.console import tree
-from otel_agent.main import serving
-from tests.console.conftest import save_shot
-from tests.otlp_builders import T0, post_traces, span_request
+from tests.console.conftest import own_receiver, save_shot
+from tests.otlp_builders import T0, span_request
 
 BIG_TRACE = bytes.fromhex("b16b1900" * 4)
 BIG = 2_400  # past tree.WHOLE_TREE: sent in part
@@ -92,16 +90,8 @@ def _running_request() -> bytes:
 @pytest.fixture(scope="module")
 def own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("console_trace_big")
-    config = ReceiverConfig.resolve(
-        db=str(root / "big.duckdb"), grpc_endpoint="127.0.0.1:0", http_endpoint="127.0.0.1:0", decode_workers=0
-    )
-    receiver = serving(config).start()
-    try:
-        for body in (_big_request(), _running_request()):
-            assert post_traces(receiver.http_address, body, timeout=60).status_code == 200
-        yield receiver.http_address
-    finally:
-        receiver.stop()
+    with own_receiver(root, "big.duckdb", _big_request(), _running_request()) as url:
+        yield url
 
 
 @pytest.fixture
