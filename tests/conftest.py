@@ -169,7 +169,7 @@ def new_store(path: str | Path) -> str:
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def start_receiver(db: str | Path, *, first_open: bool = False, **overrides: Any) -> Receiver:

@@ -4,7 +4,6 @@ receiver's ``/metrics``, and PromQL over its HTTP API returns the firing alert a
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,16 +16,10 @@ import otel_agent.instrument as oi
 from otel_agent.demo.telemetry import make_provider, otlp_exporter
 from otel_agent.server.receiver import Receiver
 from tests.alerts.support import write_rules
-from tests.conftest import wait_until
+from tests.conftest import free_port, wait_until
 from tests.tools import missing_tool
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

@@ -17,7 +17,6 @@ twice (an exporter's retry): nothing changes.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,18 +25,12 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import dict_rows, start_receiver
+from tests.conftest import dict_rows, free_port, start_receiver
 from tests.fidelity3.resend import TwiceForwarder
 from tests.tools import needs_module
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
