@@ -1,8 +1,8 @@
 """What the console's live pages cost (issue 36; docs/console.md "Live pages"): each open runs page asks for
-``/?fragment=live`` every 5 s, and a running run's page for its runs-list row (``/?q=RUN&fragment=live``) and, when
-that changed, for the run page. Times, over loopback HTTP against ``otel-agent serve`` on a copy of bench/derive.py's
-store (built once) with one alert rule keyed by run id (so the marks are read), the median and max of --repeat
-requests after a warm-up, with the receiver's CPU per request:
+``/?fragment=live`` every 5 s, and a running run's page for its runs-list row by id (``/?run=RUN&fragment=live``)
+and, when that changed, for the run page. Times, over loopback HTTP against ``otel-agent serve`` on a copy of
+bench/derive.py's store (built once) with one alert rule keyed by run id (so the marks are read), the median and
+max of --repeat requests after a warm-up, with the receiver's CPU per request:
 
   * cached: the same URL again (an idle store: the console's result cache answers the runs rows; the marks are
     read every time)
@@ -68,8 +68,8 @@ def main() -> None:
                 "live update    GET /?fragment=live": lambda i, u: (
                     f"/?fragment=live&limit={50 + i}" if u else "/?fragment=live"
                 ),
-                "run's row      GET /?q=RUN&fragment=live": lambda i, u: (
-                    f"/?q={run}&fragment=live&limit={200 - i if u else 200}"
+                "run's row      GET /?run=RUN&fragment=live": lambda i, u: (
+                    f"/?run={run}&fragment=live&limit={50 + i if u else 50}"
                 ),
                 "run page       GET /runs/RUN": lambda i, u: f"/runs/{run}" + (f"?limit={500 + i}" if u else ""),
             }

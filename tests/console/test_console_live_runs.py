@@ -5,6 +5,7 @@ Chromium: the page is never navigated while rows appear and change."""
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,17 +124,17 @@ def test_the_open_runs_page_shows_new_and_ending_runs_and_pauses(
         assert row(page, "other_run").count() == 0
 
         # a running run shows running (with its step), then its end, without a navigation
-        long = oi.flow_run("long", run_id="run_long", tracer_provider=provider)
-        long.__enter__()
-        with oi.step("research"):
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('#runs-live tr[data-run-id]')]"
-                ".some(tr => tr.dataset.runId === 'run_long' && tr.dataset.status === 'running')",
-                timeout=WAIT_S * 1000,
-            )
-            assert "research" in row(page, "run_long").locator(".live-step").inner_text()
-            save_shot(page, shots, "live_runs_running")
-        long.__exit__(None, None, None)
+        def long_run() -> None:
+            with oi.flow_run("long", run_id="run_long", tracer_provider=provider), oi.step("research"):
+                page.wait_for_function(
+                    "() => [...document.querySelectorAll('#runs-live tr[data-run-id]')]"
+                    ".some(tr => tr.dataset.runId === 'run_long' && tr.dataset.status === 'running')",
+                    timeout=WAIT_S * 1000,
+                )
+                assert "research" in row(page, "run_long").locator(".live-step").inner_text()
+                save_shot(page, shots, "live_runs_running")
+
+        contextvars.Context().run(long_run)  # a context of its own: nothing left current if it fails
         page.wait_for_function(
             "() => [...document.querySelectorAll('#runs-live tr[data-run-id]')]"
             ".some(tr => tr.dataset.runId === 'run_long' && tr.dataset.status === 'ok')",
@@ -277,12 +278,19 @@ def test_a_running_run_s_page_follows_the_run_until_it_ends(
     once the user has used the tree, never under them: "show new spans" instead."""
     url = receiver.http_address
     runs = []
-    for run_id in ("run_page_idle", "run_page_used"):
-        run = oi.flow_run("page", run_id=run_id, tracer_provider=provider)
-        run.__enter__()
-        runs.append(run)
+
+    def first_step() -> None:
         with oi.step("first"):
             pass
+
+    for run_id in ("run_page_idle", "run_page_used"):
+        # each run open in a context of its own: not nested in the other, and nothing of it left current in this
+        # process when the test ends (a run left current would own every span later tests on this worker make)
+        context = contextvars.Context()
+        run = oi.flow_run("page", run_id=run_id, tracer_provider=provider)
+        context.run(run.__enter__)
+        context.run(first_step)
+        runs.append((context, run))
     wait_until(lambda: "running" in requests.get(url + "/runs/run_page_used", timeout=30).text, "runs running")
     ctx = browser.new_context(viewport={"width": 1440, "height": 900})
     try:
@@ -293,8 +301,8 @@ def test_a_running_run_s_page_follows_the_run_until_it_ends(
             assert page.locator(".live-bar .live-label").is_visible()
         used.evaluate("window.__same_page = 'yes'")
         used.locator("#split button.toggle").first.click()  # the user is using the tree (no navigation)
-        for run in runs:
-            run.__exit__(None, None, None)
+        for context, run in runs:
+            context.run(run.__exit__, None, None, None)
         idle.wait_for_function("() => document.querySelector('.live-root').dataset.live === 'ok'",
                                timeout=WAIT_S * 1000)  # fmt: skip
         assert idle.locator(".live-bar").count() == 0  # reloaded as ended: no longer live
