@@ -179,10 +179,17 @@ def test_a_receiver_reattaches_under_load_while_the_query_api_reads(make_receive
     reader.start()
     total = 0
     try:
-        for first in range(0, 40 * BATCH, BATCH):
+        first = 0
+        # 40 batches, then more while the store has not been re-attached twice (a re-attach needs a checkpoint with
+        # no cursor open: on a loaded machine the maintained state's steps hold one for longer), up to a minute
+        deadline = time.monotonic() + 60
+        while first < 40 * BATCH or (
+            healthz(receiver.http_address)["store_reattaches"] < 2 and time.monotonic() < deadline
+        ):
             spans = [{"name": f"s{i}", "attributes": {"k": "v" * 300}} for i in range(first, first + BATCH)]
             assert post_traces(receiver.http_address, span_request(spans)).status_code == 200
             total += BATCH
+            first += BATCH
     finally:
         stop.set()
         reader.join()
