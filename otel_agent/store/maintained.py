@@ -87,6 +87,8 @@ STEP_ROWS = 100_000
 """Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more). A step costs a
 fixed few hundred ms of planning plus its rows: on 2 loaded cores 5,000 rows a step folded 2,100 spans/s,
 50,000 rows 6,300 spans/s (2026-12-06)."""
+MIN_STEP_ROWS = 2_000
+"""The smallest ``step_rows`` a step that ran out of memory falls back to (a quarter at a time)."""
 POLL_S = 0.25
 """How often the thread looks for new commits (a zone-map-pruned count: ~1 ms)."""
 SHARE = 0.2
@@ -289,6 +291,11 @@ class DerivedState:
                 self.stats.errors += 1
                 self.stats.last_error = str(exc)
                 log.error("maintained state: a step failed: %s", exc)
+                if isinstance(exc, duckdb.OutOfMemoryException) and self.step_rows > MIN_STEP_ROWS:
+                    # the step's copies did not fit beside the writer in DuckDB's memory limit: smaller steps (the
+                    # writer's commits share that limit, and a commit that cannot get memory is refused)
+                    self.step_rows = max(MIN_STEP_ROWS, self.step_rows // 4)
+                    log.warning("maintained state: steps of at most %d rows from now on", self.step_rows)
                 self._stop.wait(ERROR_BACKOFF_S)
                 continue
             self._pace(more)
