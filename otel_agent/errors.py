@@ -123,6 +123,9 @@ _MAPPING: dict[type[OtelAgentError], StatusMapping] = {
 }
 
 _INTERNAL = StatusMapping("INTERNAL", 13, 500, False)
+_OUT_OF_MEMORY = StatusMapping("UNAVAILABLE", 14, 503, True)
+"""DuckDB's OutOfMemoryException (matched by name: this module imports no driver): the store's memory limit was
+reached by work beside the request (a commit, a maintenance step); a retry may find it free. Not a bug: no 500."""
 
 
 def status_for(error: BaseException) -> StatusMapping:
@@ -131,6 +134,8 @@ def status_for(error: BaseException) -> StatusMapping:
         mapping = _MAPPING.get(cls)  # type: ignore[arg-type]
         if mapping is not None:
             return mapping
+    if type(error).__name__ == "OutOfMemoryException" and type(error).__module__.startswith("duckdb"):
+        return _OUT_OF_MEMORY
     return _INTERNAL
 
 

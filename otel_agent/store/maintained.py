@@ -41,7 +41,7 @@ from typing import Any
 
 import duckdb
 
-from otel_agent.store.database import derived_fingerprint, store_cursor
+from otel_agent.store.database import derived_fingerprint, setting_bytes, store_cursor
 from otel_agent.store.readers import readers_of
 from otel_agent.store.statements import statement
 
@@ -87,6 +87,8 @@ STEP_ROWS = 100_000
 """Raw rows (spans, events, logs) one step folds at most (more when a single commit holds more). A step costs a
 fixed few hundred ms of planning plus its rows: on 2 loaded cores 5,000 rows a step folded 2,100 spans/s,
 50,000 rows 6,300 spans/s (2026-12-06)."""
+STEP_BYTES_PER_ROW = 8_192
+"""Memory limit bytes per row a step may fold (see ``step``)."""
 MIN_STEP_ROWS = 2_000
 """The smallest ``step_rows`` a step that ran out of memory falls back to (a quarter at a time)."""
 POLL_S = 0.25
@@ -335,6 +337,11 @@ class DerivedState:
             if not self._prepared:
                 self._prepare(cur)
                 self._prepared = True
+                # a step's copies share DuckDB's memory limit with the writer's commits: at most a row per
+                # STEP_BYTES_PER_ROW of it (100,000 rows at the default 1 GB; 8,192 at 64 MB)
+                limit = setting_bytes(cur, "memory_limit")
+                if limit:
+                    self.step_rows = min(self.step_rows, max(MIN_STEP_ROWS, limit // STEP_BYTES_PER_ROW))
             lo = self.stats.seq
             cur.execute("SET VARIABLE oa_lo = ?", [lo])
             backlog = cur.execute(_script("backlog", catalog)).fetchall()
