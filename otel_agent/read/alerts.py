@@ -306,12 +306,6 @@ def firing_by_key(src: Source, kinds: tuple[str, ...] | None = None) -> dict[str
     return out
 
 
-def firing_keys(src: Source, rule_kind: str | None = None) -> dict[str, list[str]]:
-    """alert key → the rules firing for it."""
-    kinds = None if rule_kind is None else (rule_kind,)
-    return {key: [m.rule for m in marks] for key, marks in firing_by_key(src, kinds).items()}
-
-
 # --- decisions (acknowledge, silence) -------------------------------------------------------------------------------
 
 

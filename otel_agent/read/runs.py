@@ -157,7 +157,8 @@ def scope_run(src: Source, run_id: str) -> bool:
     from the copies (run_scope_computed.sql). Only that run's queries may use the cursor afterwards."""
     if not src.scope("run_scope", console_run_id=run_id):
         return False
-    ready = (src.one("run_state_ready") or {}).get("ready")
+    # only a cursor scopes; run_settled.sql names the state's tables, so ask first whether the store has them
+    ready = isinstance(src, CursorSource) and reads_maintained(src)
     settled = ready and (src.one("run_settled", {"run_id": run_id}) or {}).get("settled")
     src.scope("run_scope_kept" if settled else "run_scope_computed")
     return True

@@ -1,6 +1,6 @@
 -- run_settled: after run_scope.sql, whether the maintained derived state (docs/schema.md, "Maintained derived state")
--- holds run $run_id as its raw rows are now: the store's runs view reads the state ($ready: store/maintained.py
--- reads_maintained_runs, asked first, since without a state there is no run_summary to name), the state has a row
+-- holds run $run_id as its raw rows are now: the store's runs view reads the state (read.runs.reads_maintained,
+-- asked first, since without a state there is no run_summary to name), the state has a row
 -- for the run, and every raw row the run's views read (the scope's copies) was folded in (ingest_seq at most the
 -- watermark). Then its row and metrics are read from the state instead of being rolled up again
 -- (run_scope_kept.sql); a run whose spans are still arriving is rolled up from the copies (run_scope_computed.sql).
